@@ -1,0 +1,148 @@
+# The build for the whole tree: kernel, user programs, mkfs, disk image, tests.
+#
+#   make qemu [CPUS=n]    build everything and boot it (Ctrl-a x quits QEMU)
+#   make qemu-gdb         the same, waiting for gdb-multiarch (see .gdbinit)
+#   make test             host unit tests, then the QEMU tests in grading/
+#   make deps             install the Debian packages the project needs
+#   make clean
+#
+# Objects go under build/; mkfs/mkfs and fs.img are at the top, as in xv6.
+
+CPUS ?= 3
+BUILD := build
+K := kern
+U := user
+
+# --- Toolchain -------------------------------------------------------------------------------
+# Use TOOLPREFIX= on the command line to override the detection.
+ifndef TOOLPREFIX
+TOOLPREFIX := $(shell for p in riscv64-linux-gnu- riscv64-unknown-elf- riscv64-elf-; do \
+	if command -v $${p}g++ >/dev/null 2>&1; then echo $$p; exit 0; fi; done)
+endif
+
+CXX := $(TOOLPREFIX)g++
+CC := $(TOOLPREFIX)gcc
+LD := $(TOOLPREFIX)ld
+OBJCOPY := $(TOOLPREFIX)objcopy
+OBJDUMP := $(TOOLPREFIX)objdump
+NM := $(TOOLPREFIX)nm
+QEMU := qemu-system-riscv64
+HOSTCXX := g++
+# The interpreter that can import pytest/pexpect (Debian's), see tools/find-python.
+PYTHON := $(shell tools/find-python)
+
+# Flags shared by the kernel and user programs. The kernel never touches floating point
+# (sstatus.FS stays Off), so both use the soft-float ABI and no libgcc.
+ARCHFLAGS := -march=rv64imac_zicsr_zifencei -mabi=lp64 -mcmodel=medany -mno-relax
+COMMONFLAGS := $(ARCHFLAGS) -std=c++20 -O2 -g -Wall -Wextra -Werror -ffreestanding \
+	-fno-exceptions -fno-rtti -fno-threadsafe-statics -fno-use-cxa-atexit -fno-common \
+	-fno-stack-protector -fno-pie -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+	-nostdlib -MMD -MP
+KCXXFLAGS := $(COMMONFLAGS) -I$(K) $(KEXTRA)
+UCXXFLAGS := $(COMMONFLAGS) -I$(K) -I$(U) $(UEXTRA)
+LDFLAGS := -z max-page-size=4096 --no-warn-rwx-segments
+
+# --- Kernel ----------------------------------------------------------------------------------
+KSRCS := $(sort $(shell find $(K) -name '*.cc' -o -name '*.S'))
+KOBJS := $(patsubst %,$(BUILD)/%.o,$(KSRCS))
+
+$(BUILD)/$(K)/%.cc.o: $(K)/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(KCXXFLAGS) -c -o $@ $<
+
+$(BUILD)/$(K)/%.S.o: $(K)/%.S
+	@mkdir -p $(@D)
+	$(CXX) $(KCXXFLAGS) -c -o $@ $<
+
+# The kernel embeds its own symbol table (kern/lib/ksyms.h) for backtraces and the
+# profiler. The table lives in the last section of the image, so linking it in moves no
+# other symbol: pass 1 links without it, the table is made from pass 1, pass 2 adds it,
+# and the text symbols of both passes are checked to be identical.
+$(BUILD)/kernel.pass1: $(KOBJS) $(K)/kernel.ld
+	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS)
+
+$(BUILD)/ksyms.bin: $(BUILD)/kernel.pass1 tools/mksymtab.py
+	$(NM) -C -n -S --defined-only $< | python3 tools/mksymtab.py > $@
+
+$(BUILD)/ksyms.o: $(BUILD)/ksyms.bin
+	$(OBJCOPY) -I binary -O elf64-littleriscv -B riscv --rename-section .data=.ksyms,alloc,load,readonly,data,contents $< $@
+
+$(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o $(K)/kernel.ld
+	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS) $(BUILD)/ksyms.o
+	@$(NM) -n $(BUILD)/kernel.pass1 | grep -i ' t ' > $(BUILD)/syms.pass1
+	@$(NM) -n $@ | grep -i ' t ' > $(BUILD)/syms.pass2
+	@cmp -s $(BUILD)/syms.pass1 $(BUILD)/syms.pass2 || { echo "kernel symbols moved between link passes"; exit 1; }
+	$(OBJDUMP) -S $@ > $(BUILD)/kernel.asm
+
+kernel: $(BUILD)/kernel.elf
+
+# --- User programs ---------------------------------------------------------------------------
+ULIBSRCS := $(sort $(wildcard $(U)/lib/*.cc $(U)/lib/*.S))
+ULIBOBJS := $(patsubst %,$(BUILD)/%.o,$(ULIBSRCS))
+UPROGS := $(patsubst $(U)/%.cc,$(BUILD)/$(U)/_%,$(sort $(wildcard $(U)/*.cc)))
+
+$(BUILD)/$(U)/%.cc.o: $(U)/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(UCXXFLAGS) -c -o $@ $<
+
+$(BUILD)/$(U)/%.S.o: $(U)/%.S
+	@mkdir -p $(@D)
+	$(CXX) $(UCXXFLAGS) -c -o $@ $<
+
+$(BUILD)/$(U)/_%: $(BUILD)/$(U)/%.cc.o $(ULIBOBJS) $(U)/user.ld
+	$(LD) $(LDFLAGS) -T $(U)/user.ld -o $@ $< $(ULIBOBJS)
+
+# --- mkfs and the disk image -----------------------------------------------------------------
+HOSTCXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Werror -I$(K)
+
+MKFSSRCS := $(wildcard mkfs/*.cc)
+mkfs/mkfs: $(MKFSSRCS) $(wildcard mkfs/*.h) $(K)/abi/fs_format.h $(K)/abi/param.h
+	@mkdir -p $(BUILD)
+	$(HOSTCXX) $(HOSTCXXFLAGS) -MMD -MF $(BUILD)/mkfs.d -o $@ $(MKFSSRCS)
+
+FSFILES := README.md $(UPROGS)
+fs.img: mkfs/mkfs $(FSFILES)
+	cp README.md $(BUILD)/README
+	mkfs/mkfs $@ $(BUILD)/README $(UPROGS)
+
+# --- Running ---------------------------------------------------------------------------------
+QEMUOPTS = -machine virt -bios default -kernel $(BUILD)/kernel.elf -m 128M -smp $(CPUS) \
+	-nographic -global virtio-mmio.force-legacy=false \
+	-drive file=fs.img,if=none,format=raw,id=x0 \
+	-device virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0 $(QEMUEXTRA)
+
+all: $(BUILD)/kernel.elf fs.img
+
+# The exact QEMU command line, for the test harness (grading/machine.py).
+print-qemu:
+	@echo $(QEMU) $(QEMUOPTS)
+
+qemu: deps-check all
+	$(QEMU) $(QEMUOPTS)
+
+GDBPORT ?= $(shell $(PYTHON) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+qemu-gdb: deps-check all
+	@echo "target remote 127.0.0.1:$(GDBPORT)" > .gdbport
+	@echo "*** QEMU is waiting for gdb on port $(GDBPORT): run 'gdb-multiarch' in this directory"
+	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$(GDBPORT)
+
+# --- Tests -----------------------------------------------------------------------------------
+deps:
+	tools/deps install
+
+deps-check:
+	@tools/deps check
+
+test: deps-check all
+	$(MAKE) -C tests/host run
+	$(PYTHON) -m pytest -q grading $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
+	$(MAKE) -C tests/host clean
+
+.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

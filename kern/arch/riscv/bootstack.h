@@ -1,0 +1,5 @@
+// Sizes shared by entry.S and C++ code. Plain macros, because the assembler includes it.
+#pragma once
+
+#define BOOT_STACK_SIZE 16384  // bytes of stack per hart for kmain and the scheduler
+#define BOOT_NCPU 8            // must equal NCPU in abi/param.h (checked in kmain)

@@ -1,0 +1,82 @@
+// Boot: the order in which the kernel brings itself up.
+//
+// OpenSBI starts one hart, chosen by lottery, at _entry (kern/arch/riscv/entry.S), which
+// gives it a stack and calls kmain(hartid, dtb). kmain initialises everything shared,
+// starts every other hart through SBI HSM at _secondary_entry -> kmain_secondary(), creates
+// the first process, and joins the scheduler. Each secondary hart only sets up its own
+// state (paging, trap vector, timer, PLIC context) and joins the scheduler too.
+
+#include "abi/param.h"
+#include "arch/riscv/bootstack.h"
+#include "arch/riscv/memlayout.h"
+#include "arch/riscv/sbi.h"
+#include "boot/fdt.h"
+#include "dev/console.h"
+#include "fs/buf.h"
+#include "fs/file.h"
+#include "fs/fs.h"
+#include "lib/printf.h"
+#include "lib/string.h"
+#include "mm/kalloc.h"
+#include "mm/vm.h"
+#include "proc/proc.h"
+#include "trap/trap.h"
+
+static_assert(BOOT_NCPU == NCPU);
+
+extern "C" char bss_start[], bss_end[];
+extern "C" char _secondary_entry[];
+
+u64 phys_end = 0;  // end of RAM, from the device tree
+
+namespace {
+
+// Bring up this hart's own state and run its scheduler.
+[[noreturn]] void hart_main(bool boot_hart) {
+  kvminithart();
+  trapinithart();
+  plicinithart();
+  timer_init_hart(boot_hart);
+  mycpu()->hartid = riscv::r_tp();
+  mycpu()->started = true;
+  scheduler();
+}
+
+int start_other_harts(u64 boot) {
+  int started = 1;
+  for (u64 h = 0; h < NCPU; h++) {
+    if (h == boot) continue;
+    sbi::Result r = sbi::hsm::hart_start(h, reinterpret_cast<u64>(_secondary_entry), 0);
+    if (r.error == 0) started++;
+  }
+  return started;
+}
+
+}  // namespace
+
+extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
+  memset(bss_start, 0, bss_end - bss_start);
+  phys_end = fdt_memory_end(dtb);
+  if (phys_end <= mem::KERNBASE) phys_end = mem::DEFAULT_PHYSTOP;
+
+  console_init();
+  kprintf("\ntern: booting on hart %lu\n", hartid);
+  kinit(phys_end);
+  kvminit();
+  procinit();
+  trapinithart();  // the Sstc probe in timer_init_hart needs the trap vector
+  plicinit();
+  binit();
+  iinit();
+  fileinit();
+  procfsinit();
+  virtio_disk_init();
+  userinit();
+  __sync_synchronize();
+
+  int harts = start_other_harts(hartid);
+  kprintf("tern: %d harts, %lu MiB memory\n", harts, (phys_end - mem::RAMBASE) >> 20);
+  hart_main(true);
+}
+
+extern "C" [[noreturn]] void kmain_secondary(u64) { hart_main(false); }

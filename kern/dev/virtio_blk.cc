@@ -1,0 +1,240 @@
+// The disk: a driver for QEMU's virtio block device (modern virtio-mmio, see virtio.h).
+//
+// The buffer cache calls virtio_disk_rw(b, write) to move one file-system block between
+// b->data and the disk. The driver turns that into a request on the device's only
+// virtqueue, a chain of three descriptors:
+//
+//     [ header: IN or OUT, sector ] -> [ b->data, BSIZE bytes ] -> [ status byte ]
+//
+// puts the chain's head on the available ring, rings the doorbell (QueueNotify), and sleeps
+// on the Buf. When the device has done the work it appends the head to the used ring and
+// raises interrupt 1; virtio_disk_intr() finds each newly finished request, clears b->disk
+// and wakes the process waiting for it.
+//
+// Several harts and processes may use the disk at once: each request owns three of the
+// QUEUE_SIZE descriptors while it is in flight. Free descriptors form a pool guarded by the
+// driver's spinlock; a process that finds fewer than three free sleeps until a finished
+// request returns its chain. The same lock serialises the interrupt handler against
+// submitters, and because holding a spinlock disables interrupts on this hart, a process
+// can never be interrupted by the handler while it holds the lock.
+//
+// The kernel maps RAM at its physical addresses, so the pointers we hand the device (queue
+// memory, headers, buffer data) are physical addresses as they stand.
+
+#include "abi/fs_format.h"
+#include "arch/riscv/memlayout.h"
+#include "dev/virtio.h"
+#include "fs/buf.h"
+#include "lib/printf.h"
+#include "lib/spinlock.h"
+#include "mm/kalloc.h"
+#include "proc/proc.h"
+
+namespace {
+
+using namespace virtio;
+
+// Descriptors in the queue. Each request uses three, so up to ten requests can be in flight.
+constexpr u32 QUEUE_SIZE = 32;
+constexpr u32 CHAIN = 3;
+static_assert((QUEUE_SIZE & (QUEUE_SIZE - 1)) == 0, "ring indexes wrap at 2^16");
+
+// The three areas of the virtqueue, placed together in one zeroed page. Their alignment
+// requirements (16, 2 and 4 bytes) are met by the layout and checked below.
+struct QueueMemory {
+  VirtqDesc desc[QUEUE_SIZE];
+  VirtqAvail<QUEUE_SIZE> avail;
+  alignas(4) VirtqUsed<QUEUE_SIZE> used;
+};
+static_assert(sizeof(QueueMemory) <= riscv::PGSIZE);
+static_assert(__builtin_offsetof(QueueMemory, desc) % 16 == 0);
+static_assert(__builtin_offsetof(QueueMemory, used) % 4 == 0);
+
+// What the driver keeps for one request in flight, indexed by the request's head
+// descriptor. The header and the status byte are read and written by the device, so they
+// live here in kernel memory for as long as the request does.
+struct Request {
+  BlkReqHeader header;
+  u8 status;
+  Buf *buf;  // the waiting buffer, null when the slot is idle
+};
+
+struct Disk {
+  Spinlock lock{"virtio_disk"};
+  // Everything below is protected by lock.
+  QueueMemory *queue = nullptr;
+  bool desc_free[QUEUE_SIZE] = {};
+  u32 nfree = 0;       // how many entries of desc_free are true
+  u16 used_seen = 0;   // entries of the used ring already handled
+  Request requests[QUEUE_SIZE] = {};
+};
+constinit Disk disk;
+
+volatile u32 &reg(Reg r) {
+  return *reinterpret_cast<volatile u32 *>(mem::VIRTIO0 + static_cast<u32>(r));
+}
+u32 read_reg(Reg r) { return reg(r); }
+void write_reg(Reg r, u32 v) { reg(r) = v; }
+
+// Kernel addresses are physical addresses (the direct map), which is what the device wants.
+u64 phys(const volatile void *p) { return reinterpret_cast<u64>(p); }
+
+void write_addr(Reg low, Reg high, u64 addr) {
+  write_reg(low, static_cast<u32>(addr));
+  write_reg(high, static_cast<u32>(addr >> 32));
+}
+
+// Take CHAIN free descriptors, sleeping until that many are free. Taking them all at once
+// means a process never holds part of a chain while waiting for the rest, so requests
+// cannot starve each other into a deadlock. Caller holds disk.lock.
+void alloc_chain(u16 (&chain)[CHAIN]) {
+  while (disk.nfree < CHAIN) sleep(&disk.nfree, disk.lock);
+  u32 got = 0;
+  for (u16 i = 0; got < CHAIN; i++) {
+    if (disk.desc_free[i]) {
+      disk.desc_free[i] = false;
+      chain[got++] = i;
+    }
+  }
+  disk.nfree -= CHAIN;
+}
+
+// Return a finished request's descriptors to the pool. Caller holds disk.lock.
+void free_chain(const u16 (&chain)[CHAIN]) {
+  for (u16 d : chain) {
+    if (disk.desc_free[d]) panic("virtio_disk: descriptor %u freed twice", d);
+    disk.queue->desc[d] = VirtqDesc{};
+    disk.desc_free[d] = true;
+  }
+  disk.nfree += CHAIN;
+  wakeup(&disk.nfree);
+}
+
+// Status handshake, feature negotiation and queue set-up, in the order of spec 3.1.1
+// ("Driver Requirements: Device Initialization").
+void negotiate() {
+  write_reg(Reg::Status, 0);  // reset
+  u32 status = STATUS_ACKNOWLEDGE;
+  write_reg(Reg::Status, status);
+  status |= STATUS_DRIVER;
+  write_reg(Reg::Status, status);
+
+  // We need none of the optional block features (read-only disks, flush, multiple queues,
+  // and so on), so the only bit we accept is VERSION_1, which a modern device requires.
+  write_reg(Reg::DeviceFeaturesSel, 1);
+  constexpr u32 version1 = 1u << (F_VERSION_1 - 32);
+  if ((read_reg(Reg::DeviceFeatures) & version1) == 0) {
+    panic("virtio_disk_init: device does not offer VIRTIO_F_VERSION_1");
+  }
+  write_reg(Reg::DriverFeaturesSel, 0);
+  write_reg(Reg::DriverFeatures, 0);
+  write_reg(Reg::DriverFeaturesSel, 1);
+  write_reg(Reg::DriverFeatures, version1);
+  status |= STATUS_FEATURES_OK;
+  write_reg(Reg::Status, status);
+  // The device clears FEATURES_OK again if it cannot work with what we accepted.
+  if ((read_reg(Reg::Status) & STATUS_FEATURES_OK) == 0) {
+    panic("virtio_disk_init: device rejected our features");
+  }
+
+  write_reg(Reg::QueueSel, 0);
+  if (read_reg(Reg::QueueReady) != 0) panic("virtio_disk_init: queue 0 already in use");
+  u32 max = read_reg(Reg::QueueNumMax);
+  if (max < QUEUE_SIZE) panic("virtio_disk_init: queue holds only %u descriptors", max);
+  disk.queue = static_cast<QueueMemory *>(kalloc());  // zeroed: both rings start empty
+  if (disk.queue == nullptr) panic("virtio_disk_init: out of memory");
+  write_reg(Reg::QueueNum, QUEUE_SIZE);
+  write_addr(Reg::QueueDescLow, Reg::QueueDescHigh, phys(disk.queue->desc));
+  write_addr(Reg::QueueDriverLow, Reg::QueueDriverHigh, phys(&disk.queue->avail));
+  write_addr(Reg::QueueDeviceLow, Reg::QueueDeviceHigh, phys(&disk.queue->used));
+  write_reg(Reg::QueueReady, 1);
+
+  status |= STATUS_DRIVER_OK;
+  write_reg(Reg::Status, status);
+}
+
+}  // namespace
+
+void virtio_disk_init() {
+  u32 magic = read_reg(Reg::MagicValue);
+  u32 version = read_reg(Reg::Version);
+  u32 device = read_reg(Reg::DeviceId);
+  if (magic != MAGIC || version != VERSION_MODERN || device != DEVICE_ID_BLOCK) {
+    // Version 1 means QEMU ran without -global virtio-mmio.force-legacy=false; device 0
+    // means no -device virtio-blk-device on this slot.
+    panic("virtio_disk_init: no modern virtio block device at %p "
+          "(magic %x, version %u, device id %u)",
+          reinterpret_cast<void *>(mem::VIRTIO0), magic, version, device);
+  }
+
+  SpinGuard g(disk.lock);
+  negotiate();
+  for (bool &f : disk.desc_free) f = true;
+  disk.nfree = QUEUE_SIZE;
+}
+
+void virtio_disk_rw(Buf *b, bool write) {
+  SpinGuard g(disk.lock);
+  u16 chain[CHAIN];
+  alloc_chain(chain);
+
+  Request &req = disk.requests[chain[0]];
+  req.header = BlkReqHeader{
+      .type = write ? BLK_T_OUT : BLK_T_IN,
+      .reserved = 0,
+      .sector = u64(b->blockno) * (fsfmt::BSIZE / BLK_SECTOR_SIZE),
+  };
+  req.status = 0xff;  // the device overwrites this with BLK_S_OK or an error
+  req.buf = b;
+
+  VirtqDesc *desc = disk.queue->desc;
+  desc[chain[0]] = {phys(&req.header), sizeof(BlkReqHeader), DESC_F_NEXT, chain[1]};
+  // For a read the device writes the buffer; for a write it only reads it.
+  u16 data_flags = DESC_F_NEXT | (write ? 0 : DESC_F_WRITE);
+  desc[chain[1]] = {phys(b->data), fsfmt::BSIZE, data_flags, chain[2]};
+  desc[chain[2]] = {phys(&req.status), 1, DESC_F_WRITE, 0};
+
+  b->disk = true;
+  volatile auto &avail = disk.queue->avail;
+  avail.ring[avail.idx % QUEUE_SIZE] = chain[0];
+  // The device may look at the ring as soon as idx moves, so the descriptors and the ring
+  // entry must be in memory before the new idx, and idx before the doorbell.
+  __sync_synchronize();
+  avail.idx = avail.idx + 1;
+  __sync_synchronize();
+  write_reg(Reg::QueueNotify, 0);
+
+  while (b->disk) sleep(b, disk.lock);
+
+  u8 status = *static_cast<volatile u8 *>(&req.status);
+  if (status != BLK_S_OK) {
+    panic("virtio_disk_rw: device failed %s of block %u (status %u)",
+          write ? "write" : "read", b->blockno, status);
+  }
+  req.buf = nullptr;
+  free_chain(chain);
+}
+
+void virtio_disk_intr() {
+  SpinGuard g(disk.lock);
+  if (disk.queue == nullptr) return;  // not ours yet: the device is not initialised
+
+  // Acknowledge before scanning: a completion that arrives while we scan raises a new
+  // interrupt instead of being missed (at worst that interrupt finds nothing new).
+  write_reg(Reg::InterruptAck,
+            read_reg(Reg::InterruptStatus) & (INTERRUPT_USED_BUFFER | INTERRUPT_CONFIG_CHANGE));
+  __sync_synchronize();
+
+  volatile auto &used = disk.queue->used;
+  while (disk.used_seen != used.idx) {
+    __sync_synchronize();  // read the entry only after seeing the idx that covers it
+    u32 id = used.ring[disk.used_seen % QUEUE_SIZE].id;
+    if (id >= QUEUE_SIZE || disk.requests[id].buf == nullptr) {
+      panic("virtio_disk_intr: completion for descriptor %u, which is not in flight", id);
+    }
+    Buf *b = disk.requests[id].buf;
+    b->disk = false;  // the buffer is the process's again
+    wakeup(b);
+    disk.used_seen++;
+  }
+}

@@ -1,0 +1,48 @@
+// Open files: the objects that file descriptors point to (kern/fs/file.cc), pipes
+// (kern/fs/pipe.cc) and the device switch.
+#pragma once
+
+#include "lib/types.h"
+#include "abi/param.h"
+
+struct Inode;
+struct Pipe;
+
+struct File {
+  enum class Type { None, Pipe, Inode, Device };
+  Type type = Type::None;
+  int ref = 0;  // reference count
+  bool readable = false;
+  bool writable = false;
+  Pipe *pipe = nullptr;  // Type::Pipe
+  Inode *ip = nullptr;   // Type::Inode and Type::Device
+  u32 off = 0;           // Type::Inode
+  i16 major = 0;         // Type::Device
+};
+
+// Map major device number to device functions. `user` says whether addr is a user address
+// of the current process. `off` is the open file's offset, which fileread/filewrite advance
+// by the count returned: the console ignores it, the files under /proc (kern/fs/procfs.cc)
+// use it to serve any read size. Return bytes moved, or -1.
+struct DevSw {
+  int (*read)(int minor, bool user, u64 addr, u32 off, int n) = nullptr;
+  int (*write)(int minor, bool user, u64 addr, u32 off, int n) = nullptr;
+};
+extern DevSw devsw[NDEV];
+
+inline constexpr int CONSOLE = 1;  // console major device number (xv6 ABI)
+inline constexpr int PROCFS = 2;   // files under /proc; the minor selects which
+
+void fileinit();
+File *filealloc();
+File *filedup(File *f);
+void fileclose(File *f);
+int filestat(File *f, UserAddr st);
+int fileread(File *f, UserAddr addr, int n);
+int filewrite(File *f, UserAddr addr, int n);
+
+int pipealloc(File **f0, File **f1);
+void pipeclose(Pipe *pi, bool writable);
+int pipewrite(Pipe *pi, UserAddr addr, int n);
+int piperead(Pipe *pi, UserAddr addr, int n);
+void procfsinit();  // kern/fs/procfs.cc

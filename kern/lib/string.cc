@@ -1,0 +1,70 @@
+// Memory and string helpers for a freestanding kernel (see string.h).
+
+#include "lib/string.h"
+
+extern "C" void *memset(void *dst, int c, size_t n) {
+  u8 *d = static_cast<u8 *>(dst);
+  // Word stores once aligned: kalloc zeroes whole pages through here.
+  while (n > 0 && (reinterpret_cast<u64>(d) & 7) != 0) {
+    *d++ = static_cast<u8>(c);
+    n--;
+  }
+  u64 word = 0x0101010101010101ull * static_cast<u8>(c);
+  for (; n >= 8; n -= 8, d += 8) *reinterpret_cast<u64 *>(d) = word;
+  while (n-- > 0) *d++ = static_cast<u8>(c);
+  return dst;
+}
+
+extern "C" void *memmove(void *dst, const void *src, size_t n) {
+  u8 *d = static_cast<u8 *>(dst);
+  const u8 *s = static_cast<const u8 *>(src);
+  if (s < d && s + n > d) {
+    // Overlap with the source first: copy backwards.
+    while (n-- > 0) d[n] = s[n];
+    return dst;
+  }
+  if (((reinterpret_cast<u64>(d) | reinterpret_cast<u64>(s)) & 7) == 0) {
+    for (; n >= 8; n -= 8, d += 8, s += 8)
+      *reinterpret_cast<u64 *>(d) = *reinterpret_cast<const u64 *>(s);
+  }
+  while (n-- > 0) *d++ = *s++;
+  return dst;
+}
+
+extern "C" void *memcpy(void *dst, const void *src, size_t n) { return memmove(dst, src, n); }
+
+extern "C" int memcmp(const void *a, const void *b, size_t n) {
+  const u8 *p = static_cast<const u8 *>(a);
+  const u8 *q = static_cast<const u8 *>(b);
+  for (size_t i = 0; i < n; i++)
+    if (p[i] != q[i]) return p[i] - q[i];
+  return 0;
+}
+
+int strncmp(const char *p, const char *q, size_t n) {
+  for (; n > 0 && *p && *p == *q; n--, p++, q++) {
+  }
+  if (n == 0) return 0;
+  return static_cast<u8>(*p) - static_cast<u8>(*q);
+}
+
+size_t strlen(const char *s) {
+  size_t n = 0;
+  while (s[n]) n++;
+  return n;
+}
+
+char *safestrcpy(char *dst, const char *src, size_t n) {
+  if (n == 0) return dst;
+  size_t i = 0;
+  for (; i + 1 < n && src[i]; i++) dst[i] = src[i];
+  dst[i] = 0;
+  return dst;
+}
+
+char *strncpy(char *dst, const char *src, size_t n) {
+  size_t i = 0;
+  for (; i < n && src[i]; i++) dst[i] = src[i];
+  for (; i < n; i++) dst[i] = 0;
+  return dst;
+}

@@ -1,0 +1,151 @@
+// exec: replace the current process's memory with a program loaded from an ELF file.
+//
+// The new image is built in a fresh page table while the old one stays intact, so any
+// failure (no such file, not ELF, a bad segment, out of memory, arguments that don't fit)
+// returns -1 to the old program. Only when everything is ready does the process switch
+// page tables and free the old memory; from then on exec cannot fail.
+//
+// The layout follows the xv6 ABI: the PT_LOAD segments at their (page-aligned) addresses
+// from 0, text without write permission; then a guard page without user access; then one
+// stack page holding the argument strings and the argv array; sp 16-byte aligned at its top.
+
+#include "abi/param.h"
+#include "arch/riscv/memlayout.h"
+#include "fs/fs.h"
+#include "fs/log.h"
+#include "lib/string.h"
+#include "mm/vm.h"
+#include "proc/elf.h"
+#include "proc/proc.h"
+
+using namespace riscv;
+
+namespace {
+
+u64 segment_perm(u32 flags) {
+  u64 perm = 0;
+  if (flags & elf::PF_X) perm |= PTE_X;
+  if (flags & elf::PF_W) perm |= PTE_W;
+  return perm;
+}
+
+// Read sz bytes of the file at offset into user memory at va, which is page-aligned and
+// already mapped. Returns 0 or -1.
+int loadseg(pagetable_t pt, u64 va, Inode *ip, u32 offset, u64 sz) {
+  for (u64 i = 0; i < sz; i += PGSIZE) {
+    u64 pa = walkaddr(pt, va + i);
+    if (pa == 0) return -1;
+    u32 n = static_cast<u32>(sz - i < PGSIZE ? sz - i : PGSIZE);
+    if (readi(ip, false, pa, offset + static_cast<u32>(i), n) != static_cast<int>(n)) return -1;
+  }
+  return 0;
+}
+
+// Load every PT_LOAD segment of ip into pt. Returns the end of the image, or 0.
+u64 load_image(pagetable_t pt, Inode *ip, const elf::Header &eh) {
+  u64 sz = 0;
+  for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum; i++, off += sizeof(elf::ProgramHeader)) {
+    elf::ProgramHeader ph;
+    if (readi(ip, false, reinterpret_cast<u64>(&ph), off, sizeof(ph)) != sizeof(ph)) return 0;
+    if (ph.type != elf::PT_LOAD) continue;
+    if (ph.memsz < ph.filesz || ph.vaddr + ph.memsz < ph.vaddr) return 0;
+    if (ph.vaddr % PGSIZE != 0 || ph.vaddr < sz || ph.vaddr + ph.memsz > mem::TRAPFRAME)
+      return 0;
+    if (ph.off > 0xffffffffu || ph.filesz > 0xffffffffu) return 0;
+    u64 newsz = uvmalloc(pt, sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
+    if (newsz == 0) return 0;
+    sz = newsz;
+    if (loadseg(pt, ph.vaddr, ip, static_cast<u32>(ph.off), ph.filesz) < 0) return 0;
+  }
+  return sz;
+}
+
+// Copy argv's strings and the argv array onto the stack page [stackbase, sp). Returns the
+// new sp (which is also the user's argv), or 0 if they don't fit.
+u64 push_args(pagetable_t pt, u64 sp, u64 stackbase, char **argv, int *argc_out) {
+  u64 ustack[MAXARG + 1];
+  int argc = 0;
+  for (; argv[argc]; argc++) {
+    if (argc >= MAXARG) return 0;
+    u64 len = strlen(argv[argc]) + 1;
+    if (sp - stackbase < len + 16) return 0;
+    sp -= len;
+    sp -= sp % 16;  // riscv sp must be 16-byte aligned
+    if (copyout(pt, UserAddr(sp), argv[argc], len) < 0) return 0;
+    ustack[argc] = sp;
+  }
+  ustack[argc] = 0;
+  u64 bytes = (argc + 1) * sizeof(u64);
+  if (sp - stackbase < bytes + 16) return 0;
+  sp -= bytes;
+  sp -= sp % 16;
+  if (copyout(pt, UserAddr(sp), ustack, bytes) < 0) return 0;
+  *argc_out = argc;
+  return sp;
+}
+
+}  // namespace
+
+int exec(const char *path, char **argv) {
+  Proc *p = myproc();
+  pagetable_t pt = nullptr;
+  u64 sz = 0;
+
+  begin_op();
+  Inode *ip = namei(path);
+  if (ip == nullptr) {
+    end_op();
+    return -1;
+  }
+  ilock(ip);
+  elf::Header eh;
+  bool ok = readi(ip, false, reinterpret_cast<u64>(&eh), 0, sizeof(eh)) == sizeof(eh) &&
+            eh.magic == elf::MAGIC && eh.elf[0] == 2 /* 64-bit */ && eh.machine == elf::EM_RISCV;
+  if (ok) pt = proc_pagetable(p);
+  if (pt != nullptr) {
+    sz = load_image(pt, ip, eh);
+    ok = sz != 0;
+  }
+  iunlockput(ip);
+  end_op();
+
+  // One guard page, then the stack page.
+  u64 sp = 0, stackbase = 0;
+  int argc = 0;
+  if (ok) {
+    sz = pg_round_up(sz);
+    u64 newsz = uvmalloc(pt, sz, sz + 2 * PGSIZE, PTE_W);
+    ok = newsz != 0;
+    if (ok) {
+      sz = newsz;
+      uvmclear(pt, sz - 2 * PGSIZE);
+      stackbase = sz - PGSIZE;
+      sp = push_args(pt, sz, stackbase, argv, &argc);
+      ok = sp != 0;
+    }
+  }
+  if (!ok) {
+    if (pt) proc_freepagetable(pt, sz);
+    return -1;
+  }
+
+  // Commit to the new image.
+  const char *last = path;
+  for (const char *s = path; *s; s++)
+    if (*s == '/') last = s + 1;
+  safestrcpy(p->name, last, sizeof(p->name));
+
+  pagetable_t oldpt = p->pagetable;
+  u64 oldsz = p->sz;
+  p->pagetable = pt;
+  p->sz = sz;
+  // Start with every user register zero, so s0 = ra = 0 ends frame-pointer walks cleanly.
+  Trapframe *tf = p->trapframe;
+  memset(&tf->ra, 0, sizeof(Trapframe) - __builtin_offsetof(Trapframe, ra));
+  tf->epc = eh.entry;
+  tf->sp = sp;
+  tf->a0 = static_cast<u64>(argc);
+  tf->a1 = sp;
+  proc_freepagetable(oldpt, oldsz);
+  return argc;  // becomes a0, argc, for main(argc, argv)
+}

@@ -1,0 +1,146 @@
+// Processes and harts.
+//
+// Each process has a user address space (its own page table), a kernel stack, a trapframe
+// page that the trampoline saves user registers into, and a saved kernel Context that the
+// scheduler switches to. Each hart runs its own scheduler loop (kern/proc/sched.cc), which
+// picks a RUNNABLE process, switches to it, and gets control back when the process calls
+// sched() (through yield, sleep or exit).
+//
+// Locking: a Proc's `lock` protects state, chan, killed, xstate and pid. `parent` is
+// protected by the global wait lock (see proc.cc). The remaining fields are private to the
+// process itself (or to whoever holds it in UNUSED/USED state during setup).
+#pragma once
+
+#include "lib/spinlock.h"
+#include "lib/types.h"
+#include "abi/param.h"
+
+struct File;
+struct Inode;
+
+// Callee-saved registers for kernel context switches (switch.S).
+struct Context {
+  u64 ra;
+  u64 sp;
+  u64 s[12];  // s0..s11
+};
+static_assert(sizeof(Context) == 14 * 8);
+
+// Per-hart state.
+struct Cpu {
+  struct Proc *proc = nullptr;  // The process running on this hart, or null.
+  Context context{};            // swtch() here to enter the scheduler.
+  int noff = 0;                 // Depth of push_off() nesting.
+  bool intena = false;          // Were interrupts enabled before push_off()?
+  u64 hartid = 0;
+  bool started = false;
+  // Timer bookkeeping (kern/trap/timer.cc).
+  u64 next_quantum = 0;  // time CSR value at which the running process is preempted
+  u64 next_sample = 0;   // time CSR value of the next profiling sample (0 = none)
+};
+
+extern Cpu cpus[NCPU];
+
+// The user registers saved by the trampoline (trampoline.S) on a trap from user mode, and
+// the kernel values it needs to enter the kernel. Offsets are fixed by the assembly.
+struct Trapframe {
+  /*   0 */ u64 kernel_satp;    // kernel page table
+  /*   8 */ u64 kernel_sp;      // top of process's kernel stack
+  /*  16 */ u64 kernel_trap;    // usertrap()
+  /*  24 */ u64 epc;            // saved user program counter
+  /*  32 */ u64 kernel_hartid;  // saved kernel tp
+  /*  40 */ u64 ra;
+  /*  48 */ u64 sp;
+  /*  56 */ u64 gp;
+  /*  64 */ u64 tp;
+  /*  72 */ u64 t0;
+  /*  80 */ u64 t1;
+  /*  88 */ u64 t2;
+  /*  96 */ u64 s0;
+  /* 104 */ u64 s1;
+  /* 112 */ u64 a0;
+  /* 120 */ u64 a1;
+  /* 128 */ u64 a2;
+  /* 136 */ u64 a3;
+  /* 144 */ u64 a4;
+  /* 152 */ u64 a5;
+  /* 160 */ u64 a6;
+  /* 168 */ u64 a7;
+  /* 176 */ u64 s2;
+  /* 184 */ u64 s3;
+  /* 192 */ u64 s4;
+  /* 200 */ u64 s5;
+  /* 208 */ u64 s6;
+  /* 216 */ u64 s7;
+  /* 224 */ u64 s8;
+  /* 232 */ u64 s9;
+  /* 240 */ u64 s10;
+  /* 248 */ u64 s11;
+  /* 256 */ u64 t3;
+  /* 264 */ u64 t4;
+  /* 272 */ u64 t5;
+  /* 280 */ u64 t6;
+};
+static_assert(__builtin_offsetof(Trapframe, epc) == 24);
+static_assert(__builtin_offsetof(Trapframe, s0) == 96);
+static_assert(__builtin_offsetof(Trapframe, t6) == 280);
+
+enum class ProcState { Unused, Used, Sleeping, Runnable, Running, Zombie };
+
+struct Proc {
+  Spinlock lock{"proc"};
+
+  // p->lock must be held when using these:
+  ProcState state = ProcState::Unused;
+  void *chan = nullptr;  // If non-null, sleeping on chan
+  bool killed = false;
+  int xstate = 0;        // Exit status to be returned to parent's wait
+  int pid = 0;
+
+  // wait_lock must be held when using this:
+  Proc *parent = nullptr;
+
+  // These are private to the process, so p->lock need not be held.
+  u64 kstack = 0;                  // Virtual address of the bottom of the kernel stack
+  u64 sz = 0;                      // Size of process memory (bytes)
+  pagetable_t pagetable = nullptr; // User page table
+  Trapframe *trapframe = nullptr;  // data page for trampoline.S
+  Context context{};               // swtch() here to run process
+  File *ofile[NOFILE] = {};        // Open files
+  Inode *cwd = nullptr;            // Current directory
+  char name[16] = {};              // Process name (for debugging and profiles)
+};
+
+extern Proc procs[NPROC];
+
+// The current hart and process. mycpu() needs interrupts off; myproc() does not.
+int cpuid();
+Cpu *mycpu();
+Proc *myproc();
+
+void procinit();
+void userinit();  // create the first process, which will exec /init
+[[noreturn]] void scheduler();
+void sched();     // give up the CPU; caller holds p->lock and has changed p->state
+void yield();
+// Atomically release lk and sleep on chan; reacquires lk when woken.
+void sleep(void *chan, Spinlock &lk);
+void wakeup(void *chan);
+
+int fork();
+[[noreturn]] void exit(int status);
+int wait(UserAddr status);
+int kill(int pid);
+void setkilled(Proc *p);
+bool killed(Proc *p);
+int growproc(i64 n);
+void procdump();  // ^P: list processes on the console
+
+// Copy to or from either a user address (of the current process) or a kernel address.
+int either_copyout(bool user_dst, u64 dst, const void *src, u64 len);
+int either_copyin(void *dst, bool user_src, u64 src, u64 len);
+
+pagetable_t proc_pagetable(Proc *p);
+void proc_freepagetable(pagetable_t pt, u64 sz);
+
+int exec(const char *path, char **argv);

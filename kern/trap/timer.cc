@@ -1,0 +1,97 @@
+// The supervisor timer: one per hart, driving time-slicing, the tick count that sleep() and
+// uptime() use, and (later) profiling samples.
+//
+// Each hart has a compare register: when the `time` CSR (10 MHz on QEMU virt) reaches it,
+// the hart takes a supervisor timer interrupt. With the Sstc extension the kernel writes the
+// compare register (`stimecmp`) itself; without it, it asks the firmware through the SBI
+// TIME extension, which costs an ecall into M-mode each time. We probe for Sstc once at boot:
+// the probe write raises an illegal-instruction trap when Sstc is absent, and kerneltrap()
+// asks timer_probe_fault() whether that was us.
+//
+// A hart's timer serves several deadlines at once; timer_rearm() programs the earliest:
+//   - the end of the running process's time slice (QUANTUM_US), which also serves as an
+//     idle hart's heartbeat, so it notices processes that became runnable elsewhere;
+//   - the next 100 ms tick, on the boot hart only: `ticks` is the xv6 clock (10 Hz).
+
+#include "arch/riscv/riscv.h"
+#include "arch/riscv/sbi.h"
+#include "proc/proc.h"
+#include "trap/trap.h"
+
+volatile u64 ticks = 0;
+constinit Spinlock tickslock("time");
+
+namespace {
+
+constexpr u64 TICK_INTERVAL = TIMEBASE_HZ / TICK_HZ;
+constexpr u64 QUANTUM = TIMEBASE_HZ / 1'000'000 * QUANTUM_US;
+
+constinit bool sstc = true;
+constinit volatile bool probing = false;
+constinit int tick_hart = -1;
+constinit u64 next_tick = 0;
+
+void set_compare(u64 when) {
+  if (sstc)
+    CSR_WRITE(0x14d, when);  // stimecmp
+  else
+    sbi::timer::set_timer(when);
+}
+
+}  // namespace
+
+// Called by kerneltrap() for an exception: true if it was the Sstc probe faulting, in which
+// case the caller skips the 4-byte probe instruction.
+bool timer_probe_fault(u64 scause) {
+  if (!probing || scause != static_cast<u64>(riscv::Cause::IllegalInsn)) return false;
+  sstc = false;
+  return true;
+}
+
+bool timer_has_sstc() { return sstc; }
+
+void timer_init_hart(bool boot_hart) {
+  if (boot_hart) {
+    probing = true;
+    CSR_WRITE(0x14d, ~0ull);  // traps if Sstc is missing: see timer_probe_fault()
+    probing = false;
+    tick_hart = cpuid();
+    next_tick = riscv::r_time() + TICK_INTERVAL;
+  }
+  mycpu()->next_quantum = riscv::r_time() + QUANTUM;
+  timer_rearm();
+  CSR_SET(sie, riscv::SIE_STIE);
+}
+
+void timer_start_quantum() {
+  mycpu()->next_quantum = riscv::r_time() + QUANTUM;
+  timer_rearm();
+}
+
+void timer_rearm() {
+  Cpu *c = mycpu();
+  u64 when = c->next_quantum;
+  if (cpuid() == tick_hart && next_tick < when) when = next_tick;
+  if (c->next_sample != 0 && c->next_sample < when) when = c->next_sample;
+  set_compare(when);
+}
+
+bool timer_interrupt(KernelFrame *) {
+  u64 now = riscv::r_time();
+  Cpu *c = mycpu();
+  if (cpuid() == tick_hart && now >= next_tick) {
+    SpinGuard g(tickslock);
+    while (now >= next_tick) {
+      ticks = ticks + 1;
+      next_tick += TICK_INTERVAL;
+    }
+    wakeup(const_cast<u64 *>(&ticks));
+  }
+  bool preempt = false;
+  if (now >= c->next_quantum) {
+    c->next_quantum = now + QUANTUM;
+    preempt = c->proc != nullptr;
+  }
+  timer_rearm();
+  return preempt;
+}

@@ -1,0 +1,47 @@
+// Traps: system calls, exceptions and interrupts (kern/trap/trap.cc), the supervisor timer
+// (kern/trap/timer.cc) and the interrupt controller (kern/trap/plic.cc).
+#pragma once
+
+#include "lib/spinlock.h"
+#include "lib/types.h"
+
+// Registers saved by kernelvec.S on a trap taken in supervisor mode.
+struct KernelFrame {
+  u64 ra, sp, gp, tp_unused;
+  u64 t0, t1, t2;
+  u64 s0;  // the interrupted frame pointer
+  u64 a0, a1, a2, a3, a4, a5, a6, a7;
+  u64 t3, t4, t5, t6;
+  u64 pad[12];
+  u64 record_fp;  // frame record for walks through the trap: previous fp ...
+  u64 record_ra;  // ... and "return address" = the interrupted pc
+};
+static_assert(sizeof(KernelFrame) == 272, "must match KF_SIZE in kernelvec.S");
+static_assert(__builtin_offsetof(KernelFrame, s0) == 56);
+static_assert(__builtin_offsetof(KernelFrame, t6) == 152);
+
+void trapinit();
+void trapinithart();
+extern "C" [[noreturn]] void usertrapret();
+extern "C" void forkret();
+
+// Timer (timer.cc).
+inline constexpr u64 TIMEBASE_HZ = 10'000'000;  // the `time` CSR's rate on QEMU virt
+inline constexpr u64 TICK_HZ = 10;              // sleep()/uptime() ticks per second (xv6 ABI)
+inline constexpr u64 QUANTUM_US = 10'000;       // scheduling time slice
+extern volatile u64 ticks;
+extern Spinlock tickslock;
+void timer_init_hart(bool boot_hart);
+void timer_start_quantum();  // the scheduler is about to run a process on this hart
+// Handle a timer interrupt. Returns true if the running process should yield.
+// `kf` is the kernel frame when the trap came from supervisor mode, else nullptr.
+bool timer_interrupt(KernelFrame *kf);
+void timer_rearm();  // program this hart's timer for its next event
+// True if this hart has probed Sstc and found it.
+bool timer_has_sstc();
+
+// The platform-level interrupt controller (plic.cc).
+void plicinit();
+void plicinithart();
+int plic_claim();
+void plic_complete(int irq);
