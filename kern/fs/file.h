@@ -18,6 +18,7 @@ struct File {
   Inode *ip = nullptr;   // Type::Inode and Type::Device
   u32 off = 0;           // Type::Inode
   i16 major = 0;         // Type::Device
+  i16 minor = 0;         // Type::Device: which device of that major (copied at open)
 };
 
 // Map major device number to device functions. `user` says whether addr is a user address
@@ -46,3 +47,38 @@ void pipeclose(Pipe *pi, bool writable);
 int pipewrite(Pipe *pi, UserAddr addr, int n);
 int piperead(Pipe *pi, UserAddr addr, int n);
 void procfsinit();  // kern/fs/procfs.cc
+
+// The files under /proc (kern/fs/procfs.cc): device files of major PROCFS whose contents
+// are generated text. procfsinit() registers the major in devsw and /proc/meminfo.
+void procfsinit();
+
+// Text built up in a kernel buffer, for a /proc file. Appends past the end of the buffer
+// are dropped (and remembered in overflowed()).
+class ProcText {
+ public:
+  constexpr ProcText(char *buf, u32 cap) : m_buf(buf), m_cap(cap) {}
+  ProcText &str(const char *s);
+  ProcText &ch(char c);
+  ProcText &num(u64 v);  // decimal
+  ProcText &hex(u64 v);  // lower-case hexadecimal, no prefix
+  const char *data() const { return m_buf; }
+  u32 size() const { return m_len; }
+  bool overflowed() const { return m_overflow; }
+
+ private:
+  char *m_buf;
+  u32 m_cap;
+  u32 m_len = 0;
+  bool m_overflow = false;
+};
+
+// Copy bytes [off, off+n) of text (len bytes long) to addr, clipped at the end of the text.
+// Returns the bytes copied (0 at or past the end), or -1 if the copy failed. Any sequence of
+// reads that advances off by what each returned sees the same bytes, whatever n is.
+int procfs_copy_window(const char *text, u32 len, bool user, u64 addr, u32 off, int n);
+
+// A generated /proc file: render writes the whole file's text, up to one page. procfs
+// renders it afresh on every read and serves the requested window.
+using ProcRender = void (*)(ProcText &out);
+// Make minor number `minor` of major PROCFS read as `render`'s text.
+void procfs_register(int minor, ProcRender render);

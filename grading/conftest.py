@@ -1,0 +1,170 @@
+"""Fixtures and hooks shared by every test in grading/.
+
+Three ways to get a machine, from cheapest to most isolated:
+
+* `shared` (module scope, CPUS=3): one machine for all the tests of a file that only run
+  commands and do not disturb each other. If a test leaves it broken (a panic, a hung
+  command, QEMU gone), the next test that asks gets a freshly booted one, so one failure
+  does not cascade through the file.
+* `machine` (per test, CPUS=3): a fresh machine, booted, for tests that need a known state,
+  such as the first process id after boot.
+* `boot` (per test): a factory, `boot(cpus=1)`, for tests that choose the number of harts or
+  extra QEMU arguments. Machines it made are closed after the test.
+
+When a test fails, the whole console log of each machine it used is written to
+build/grade-logs/<test>.log and the path is printed with the failure.
+
+The marker `@pytest.mark.points(n, lab="...")` records what a test is worth for the course's
+autograder; nothing adds the points up yet.
+
+By default the session starts with `make all` so the kernel and fs.img are current; pass
+--no-build to skip that (`make test` has already built them).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from machine import LOG_DIR, REPO, Machine, log_path_for
+
+DEFAULT_CPUS = 3
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--no-build", action="store_true",
+                     help="do not run `make all` before the tests")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "points(n, lab=name): the test is worth n points in lab `name`")
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller has already built everything
+    shutil.rmtree(LOG_DIR, ignore_errors=True)
+    if config.getoption("--no-build"):
+        return
+    result = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
+    if result.returncode != 0:
+        output = (result.stdout + result.stderr).strip().splitlines()[-30:]
+        pytest.exit("`make all` failed; the tests need build/kernel.elf and fs.img:\n"
+                    + "\n".join(output), returncode=2)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in item.iter_markers("points"):
+            if len(mark.args) != 1 or not isinstance(mark.args[0], int):
+                raise pytest.UsageError(f"{item.nodeid}: use @pytest.mark.points(n, lab=...)")
+
+
+# --- Fixtures ------------------------------------------------------------------------------
+
+
+class MachineFactory:
+    """Boots machines for one test or module and closes them all at the end."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.machines: list[Machine] = []
+
+    def __call__(self, cpus: int = DEFAULT_CPUS, extra_args: tuple[str, ...] = (),
+                 timeout: float = 60) -> Machine:
+        suffix = f"-{len(self.machines)}" if self.machines else ""
+        m = Machine(cpus, name=f"{self.name}{suffix}", extra_args=extra_args)
+        self.machines.append(m)
+        m.boot(timeout)
+        return m
+
+    def close(self) -> None:
+        for m in self.machines:
+            m.close()
+
+
+class SharedMachine:
+    """A module's machine, rebooted when a test has left it unusable."""
+
+    def __init__(self, name: str, cpus: int = DEFAULT_CPUS) -> None:
+        self.factory = MachineFactory(name)
+        self.cpus = cpus
+        self.current: Machine | None = None
+
+    def get(self) -> Machine:
+        m = self.current
+        if m is None or not m.alive or not m.at_prompt:
+            if m is not None:
+                m.close()
+            self.current = self.factory(self.cpus)
+        return self.current
+
+    def close(self) -> None:
+        self.factory.close()
+
+
+@pytest.fixture
+def boot(request: pytest.FixtureRequest) -> Iterator[Callable[..., Machine]]:
+    """A factory: `boot(cpus=1)` returns a booted machine, closed after the test."""
+    factory = MachineFactory(request.node.nodeid)
+    yield factory
+    factory.close()
+
+
+@pytest.fixture
+def machine(boot: MachineFactory) -> Machine:
+    """A freshly booted machine with CPUS=3, for this test alone."""
+    return boot(DEFAULT_CPUS)
+
+
+@pytest.fixture(scope="module")
+def _shared_holder(request: pytest.FixtureRequest) -> Iterator[SharedMachine]:
+    holder = SharedMachine(Path(request.node.nodeid).name)
+    yield holder
+    holder.close()
+
+
+@pytest.fixture
+def shared(_shared_holder: SharedMachine) -> Machine:
+    """The module's machine (CPUS=3), at a shell prompt."""
+    return _shared_holder.get()
+
+
+# --- Logs of failed tests ------------------------------------------------------------------
+
+
+def _machines_of(item: pytest.Item) -> list[Machine]:
+    found: list[Machine] = []
+    for value in getattr(item, "funcargs", {}).values():
+        if isinstance(value, Machine):
+            found.append(value)
+        elif isinstance(value, MachineFactory):
+            found.extend(value.machines)
+        elif isinstance(value, SharedMachine) and value.current is not None:
+            found.append(value.current)
+    unique: list[Machine] = []
+    for m in found:
+        if all(m is not other for other in unique):
+            unique.append(m)
+    return unique
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed:
+        return
+    machines = _machines_of(item)
+    paths = []
+    for i, m in enumerate(machines):
+        base = log_path_for(item.nodeid)
+        path = base if i == 0 else base.with_name(f"{base.stem}-{i}{base.suffix}")
+        try:
+            paths.append(m.save_log(path))
+        except OSError:
+            continue
+    if paths:
+        report.sections.append(("console logs", "\n".join(str(p) for p in paths)))

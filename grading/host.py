@@ -1,0 +1,76 @@
+"""What the tests expect, computed on the host from the files that went into fs.img.
+
+A test should not hard-code the README's word count or the list of programs: both change
+whenever someone edits the README or adds a program. Instead it compares the machine's
+answer with the same computation done here on the very files mkfs copied into the image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from machine import REPO
+
+BUILD = REPO / "build"
+
+
+def image_file(name: str) -> bytes:
+    """The bytes of a file as the Makefile put it into fs.img (README is build/README)."""
+    if name == "README":
+        copied = BUILD / "README"
+        return (copied if copied.exists() else REPO / "README.md").read_bytes()
+    return (BUILD / "user" / f"_{name}").read_bytes()
+
+
+def readme_text() -> str:
+    return image_file("README").decode("utf-8", errors="replace")
+
+
+def user_programs() -> list[str]:
+    """The names of the programs in the image (build/user/_NAME becomes /NAME)."""
+    return sorted(p.name[1:] for p in (BUILD / "user").glob("_*") if p.is_file())
+
+
+@dataclass(frozen=True)
+class Counts:
+    lines: int
+    words: int
+    chars: int
+
+    def __str__(self) -> str:
+        return f"{self.lines} {self.words} {self.chars}"
+
+
+def wc(data: bytes | str) -> Counts:
+    """Line, word and byte counts the way xv6's wc counts them.
+
+    A word is a run of characters other than space, tab, carriage return, newline and
+    vertical tab; lines are counted by newline characters.
+    """
+    raw = data.encode() if isinstance(data, str) else data
+    separators = b" \t\r\n\v"
+    words = 0
+    in_word = False
+    for byte in raw:
+        if byte in separators:
+            in_word = False
+        elif not in_word:
+            in_word = True
+            words += 1
+    return Counts(raw.count(b"\n"), words, len(raw))
+
+
+def grep_lines(text: str, needle: str) -> list[str]:
+    """The lines of `text` that contain `needle` (a literal, which is all the tests use)."""
+    return [line for line in text.split("\n") if needle in line]
+
+
+def listing_names(ls_output: str) -> list[str]:
+    """The file names in the output of xv6's `ls` (`name type inode size` per line)."""
+    names = []
+    for line in ls_output.splitlines():
+        fields = line.split()
+        if len(fields) >= 4:
+            names.append(fields[0])
+    return names

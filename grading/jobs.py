@@ -1,0 +1,43 @@
+"""Background jobs on the machine's shell: start one, kill it, and make sure it is gone.
+
+The shell announces a background job as `[N]`, where N is the pid of the job's (last)
+process. A killed process exits the next time it would return to user space, and the shell
+reaps it during the wait for some later foreground command. Until then `kill N` still
+succeeds; once it is reaped, `kill N` answers "no such process". Process ids are never
+reused, so that answer proves the job is gone.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from machine import Machine, MachineError, timeout_scale
+
+ANNOUNCE = re.compile(r"\s*\[(\d+)\]\s*")
+
+
+def start_background(m: Machine, cmd: str) -> int:
+    """Run `cmd &` and return the pid the shell announced."""
+    out = m.run(f"{cmd} &")
+    match = ANNOUNCE.fullmatch(out)
+    if match is None:
+        raise MachineError(f"`{cmd} &` should print [pid], printed {out!r}")
+    return int(match.group(1))
+
+
+def is_gone(m: Machine, pid: int) -> bool:
+    """Does `kill pid` say there is no such process?"""
+    return "no such process" in m.run(f"kill {pid}")
+
+
+def kill_and_wait_gone(m: Machine, pid: int, timeout: float = 10) -> None:
+    """Kill `pid` and wait until the process has exited and been reaped."""
+    out = m.run(f"kill {pid}")
+    if out != "":
+        raise MachineError(f"`kill {pid}` printed {out!r}")
+    deadline = time.monotonic() + timeout * timeout_scale()
+    while not is_gone(m, pid):
+        if time.monotonic() > deadline:
+            raise MachineError(f"process {pid} still exists {timeout:g} s after kill")
+        time.sleep(0.2)

@@ -1,0 +1,517 @@
+"""Drive a tern machine in QEMU the way a student at the console would.
+
+A test boots the kernel exactly as `make qemu` does, types shell commands on the serial
+console and reads what comes back. This module is the one place that knows how to do that,
+so the tests themselves read like a transcript: `out = m.run("echo hi | wc")`.
+
+Design points a test writer should know:
+
+* Every machine boots from its own private copy of fs.img in a temporary directory. Tests
+  never see each other's files and can run in parallel (QEMU also locks an image it has
+  open, so sharing one would not even work).
+
+* The QEMU command line comes from the Makefile (`make -s print-qemu CPUS=n`), so the tests
+  boot the same machine a student does. If the Makefile has no such target, the same
+  command is built here.
+
+* Every wait has a success pattern and a list of failure patterns: a kernel panic, an
+  unexpected trap, a test program's own FAIL line, and QEMU exiting. Whichever appears
+  first decides, so a broken kernel fails a test at once instead of after a timeout, and the
+  error message says what went wrong, which command was running, and shows the last lines
+  of the console.
+
+* Timeouts are multiplied by the environment variable GRADE_TIMEOUT_SCALE (default 1), for
+  slow or heavily loaded machines. GRADE_VERBOSE=1 copies the console to stderr as it
+  arrives, which helps when writing a new test.
+
+* QEMU never outlives the harness: `close()` kills it, a Machine is a context manager, and
+  atexit and signal handlers close whatever is still running. QEMU also runs with a
+  parent-death signal, so even a harness killed with SIGKILL takes its QEMU with it.
+
+Console text is normalised: carriage returns are dropped, so "\\r\\n" reads as "\\n".
+"""
+
+from __future__ import annotations
+
+import atexit
+import bisect
+import ctypes
+import functools
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pexpect
+
+REPO = Path(__file__).resolve().parent.parent
+LOG_DIR = REPO / "build" / "grade-logs"
+
+# The shell prints "$ " at the start of a line when it is ready for the next command.
+PROMPT = re.compile(r"(?m)^\$ ")
+TAIL_LINES = 40
+
+
+def timeout_scale() -> float:
+    """The factor applied to every timeout, from GRADE_TIMEOUT_SCALE."""
+    try:
+        scale = float(os.environ.get("GRADE_TIMEOUT_SCALE", "1"))
+    except ValueError:
+        return 1.0
+    return scale if scale > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A console pattern that ends a wait with an error as soon as it appears."""
+
+    name: str
+    regex: re.Pattern[str]
+
+
+# A kernel panic, anywhere.
+PANIC = Failure("kernel panic", re.compile(r"panic:.*"))
+# A trap the kernel did not expect. The one line the kernel prints when it kills a user
+# process for a bad access (`killed pid N (name): ...`) is an expected event, not a failure,
+# even if it names scause.
+TRAP = Failure("unexpected trap",
+               re.compile(r"(?m)^(?!killed pid ).*(?:\bscause\b|unexpected (?:trap|interrupt)).*$"))
+# A test program reporting its own failure.
+TEST_FAIL = Failure("test program failure", re.compile(r"(?m)^.*\bFAIL(?:ED)?\b.*$"))
+
+DEFAULT_FAILURES: tuple[Failure, ...] = (PANIC, TRAP, TEST_FAIL)
+
+
+class MachineError(AssertionError):
+    """A wait on the console failed. The message carries the console tail and the log path.
+
+    It derives from AssertionError so that pytest reports it as a test failure.
+    """
+
+
+# --- Building the QEMU command line ------------------------------------------------------
+
+
+def _builtin_qemu_command(cpus: int) -> list[str]:
+    """The command `make qemu` runs, for a Makefile without a print-qemu target."""
+    return [
+        "qemu-system-riscv64", "-machine", "virt", "-bios", "default",
+        "-kernel", "build/kernel.elf", "-m", "128M", "-smp", str(cpus), "-nographic",
+        "-global", "virtio-mmio.force-legacy=false",
+        "-drive", "file=fs.img,if=none,format=raw,id=x0",
+        "-device", "virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0",
+    ]
+
+
+@functools.cache
+def makefile_qemu_command(cpus: int, root: Path = REPO) -> tuple[str, ...]:
+    """Ask the Makefile for its QEMU command line; fall back to the built-in one."""
+    try:
+        result = subprocess.run(
+            ["make", "-s", "--no-print-directory", "print-qemu", f"CPUS={cpus}"],
+            cwd=root, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return tuple(_builtin_qemu_command(cpus))
+    lines = [line for line in result.stdout.splitlines() if "qemu-system" in line]
+    if result.returncode != 0 or not lines:
+        return tuple(_builtin_qemu_command(cpus))
+    return tuple(shlex.split(lines[-1]))
+
+
+def _with_image(argv: Sequence[str], image: Path) -> list[str]:
+    """Point every `-drive file=...` option at `image`."""
+    out = list(argv)
+    for i, arg in enumerate(out):
+        if i > 0 and out[i - 1] == "-drive":
+            opts = [f"file={image}" if opt.startswith("file=") else opt
+                    for opt in arg.split(",")]
+            out[i] = ",".join(opts)
+    return out
+
+
+def _with_cpus(argv: Sequence[str], cpus: int) -> list[str]:
+    """Force `-smp cpus` (for -icount runs, which need one hart)."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "-smp":
+            out[i + 1] = str(cpus)
+    return out
+
+
+def qemu_command(cpus: int, image: Path, extra_args: Sequence[str] = (),
+                 root: Path = REPO) -> list[str]:
+    """The full command line for one machine booting from `image`."""
+    argv = _with_image(makefile_qemu_command(cpus, root), image)
+    return _with_cpus(argv, cpus) + list(extra_args)
+
+
+# --- Never leave a QEMU behind ------------------------------------------------------------
+
+_live: "weakref.WeakSet[Machine]" = weakref.WeakSet()
+_cleanup_installed = False
+
+
+def _close_all() -> None:
+    for machine in list(_live):
+        machine.close()
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    _close_all()
+    # Die of the same signal, as if no handler had been installed.
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_cleanup() -> None:
+    global _cleanup_installed
+    if _cleanup_installed:
+        return
+    _cleanup_installed = True
+    atexit.register(_close_all)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) in (signal.SIG_DFL, None):
+            signal.signal(signum, _on_signal)
+    # Ctrl-C raises KeyboardInterrupt, which unwinds through close() and atexit.
+
+
+def _die_with_parent() -> None:
+    """Runs in the QEMU child before exec: SIGKILL it when the harness dies."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_pdeathsig = 1
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+# --- The machine ------------------------------------------------------------------------
+
+
+class Machine:
+    """One QEMU running tern, with its console.
+
+    Typical use:
+
+        with Machine(cpus=3, name="demo") as m:
+            m.boot()
+            assert m.run("echo hi | wc").strip() == "1 1 3"
+    """
+
+    def __init__(self, cpus: int = 3, *, name: str = "machine",
+                 extra_args: Sequence[str] = (), log_path: Path | None = None,
+                 root: Path = REPO) -> None:
+        self.cpus = cpus
+        self.name = name
+        self.extra_args = list(extra_args)
+        self.root = root
+        self.log_path = log_path or LOG_DIR / f"{_safe_name(name)}.log"
+        self.argv: list[str] = []
+        self.boot_output = ""
+        self.at_prompt = False  # True when the shell is known to wait for a command
+        self._child: pexpect.spawn | None = None
+        self._tmpdir: Path | None = None
+        self._text: list[str] = []  # console chunks, normalised
+        self._buf = ""  # their concatenation, rebuilt lazily
+        self._size = 0
+        self._arrivals: list[tuple[int, float]] = []  # (end offset, monotonic time)
+        self._pos = 0  # where the next wait starts looking
+        self._command: str | None = None  # the command being run, for error messages
+        self._eof = False
+        self._verbose = os.environ.get("GRADE_VERBOSE", "") not in ("", "0")
+        self.start_time = 0.0
+
+    # -- life cycle --
+
+    def start(self) -> None:
+        """Start QEMU on a private copy of fs.img. boot() calls this when needed."""
+        if self._child is not None:
+            return
+        kernel = self.root / "build" / "kernel.elf"
+        image = self.root / "fs.img"
+        for needed in (kernel, image):
+            if not needed.exists():
+                raise MachineError(f"{needed} does not exist: run `make build/kernel.elf fs.img`")
+        _install_cleanup()
+        self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
+        private = self._tmpdir / "fs.img"
+        shutil.copyfile(image, private)
+        self.argv = qemu_command(self.cpus, private, self.extra_args, self.root)
+        self.start_time = time.monotonic()
+        self._child = pexpect.spawn(
+            self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
+            codec_errors="replace", echo=False, timeout=None, preexec_fn=_die_with_parent,
+            dimensions=(24, 200))
+        _live.add(self)
+
+    def boot(self, timeout: float = 60) -> str:
+        """Start QEMU and wait for the shell's first prompt. Returns the boot output."""
+        self.start()
+        self._command = "(boot)"
+        match = self._wait(PROMPT, timeout, what="the first shell prompt")
+        self.boot_output = self.output[:match.start()]
+        self._pos = match.end()
+        self.at_prompt = True
+        self._command = None
+        return self.boot_output
+
+    def close(self) -> None:
+        """Kill QEMU (always safe to call, any number of times) and delete the private image."""
+        child, self._child = self._child, None
+        if child is not None:
+            try:
+                if child.isalive():
+                    child.kill(signal.SIGKILL)
+                child.close(force=True)
+            except (OSError, pexpect.ExceptionPexpect):
+                pass
+        _live.discard(self)
+        if self._tmpdir is not None:
+            shutil.rmtree(self._tmpdir, ignore_errors=True)
+            self._tmpdir = None
+        self.at_prompt = False
+
+    def __enter__(self) -> "Machine":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    @property
+    def alive(self) -> bool:
+        return self._child is not None and self._child.isalive()
+
+    # -- typing --
+
+    def send(self, text: str) -> None:
+        """Type `text` on the console as it is."""
+        if self._child is None:
+            raise MachineError("send() on a machine that is not running")
+        self.at_prompt = False
+        self._child.send(text)
+
+    def sendline(self, line: str) -> None:
+        """Type one line and press Enter."""
+        self.send(line + "\n")
+
+    # -- waiting --
+
+    def expect(self, pattern: str | re.Pattern[str], timeout: float = 10, *,
+               failures: Iterable[Failure] = DEFAULT_FAILURES) -> re.Match[str]:
+        """Wait for `pattern` in output not yet consumed by an earlier wait.
+
+        Returns the match and consumes the output up to its end. Raises MachineError if a
+        failure pattern appears first, QEMU exits, or the (scaled) timeout passes.
+        """
+        regex = re.compile(pattern) if isinstance(pattern, str) else pattern
+        match = self._wait(regex, timeout, failures=failures)
+        self._pos = match.end()
+        return match
+
+    def run(self, cmd: str, timeout: float = 10, *,
+            failures: Iterable[Failure] = DEFAULT_FAILURES) -> str:
+        """Type a shell command and return what it printed before the next prompt.
+
+        The machine must be at a prompt. The returned text starts after the echo of the
+        command line and ends just before the "$ " of the next prompt.
+        """
+        if not self.at_prompt:
+            raise MachineError(self._message(f"run({cmd!r}) while the shell is not at a prompt",
+                                             None))
+        self._command = cmd
+        self.sendline(cmd)
+        echo = self._wait(re.compile(re.escape(cmd + "\n")), timeout, failures=failures,
+                          what="the echo of the command")
+        prompt = self._wait(PROMPT, timeout, failures=failures, start=echo.end(),
+                            what="the next shell prompt")
+        self._pos = prompt.end()
+        self.at_prompt = True
+        self._command = None
+        return self.output[echo.end():prompt.start()]
+
+    def _wait(self, regex: re.Pattern[str], timeout: float, *,
+              failures: Iterable[Failure] = DEFAULT_FAILURES, start: int | None = None,
+              what: str | None = None) -> re.Match[str]:
+        failures = tuple(failures)
+        what = what or f"/{regex.pattern}/"
+        pos = self._pos if start is None else start
+        deadline = time.monotonic() + timeout * timeout_scale()
+        while True:
+            text = self.output
+            found = regex.search(text, pos)
+            failed = _first_failure(text, pos, failures)
+            if failed is not None and (found is None or failed[1].start() < found.start()):
+                name, match = failed
+                self._drain()  # a panic's backtrace follows its first line
+                raise self._error(f"{name} while waiting for {what}: {match.group(0).strip()!r}")
+            if found is not None:
+                return found
+            if self._eof:
+                raise self._error(f"QEMU exited ({self._exit_description()}) while waiting "
+                                  f"for {what}")
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._error(f"timed out after {timeout * timeout_scale():g} s waiting "
+                                  f"for {what}")
+            self._read(min(deadline - now, 0.25))
+
+    def _drain(self, quiet: float = 0.3, limit: float = 2.0) -> None:
+        """Read until the console has been quiet for `quiet` seconds (at most `limit`)."""
+        end = time.monotonic() + limit
+        while not self._eof and time.monotonic() < end:
+            before = self._size
+            self._read(quiet)
+            if self._size == before:
+                return
+
+    def _read(self, timeout: float) -> None:
+        """Append whatever the console prints within `timeout` seconds."""
+        if self._child is None:
+            self._eof = True
+            return
+        try:
+            data = self._child.read_nonblocking(65536, timeout=max(timeout, 0.01))
+        except pexpect.TIMEOUT:
+            return
+        except pexpect.EOF:
+            self._eof = True
+            return
+        data = data.replace("\r", "")
+        if not data:
+            return
+        if self._verbose:
+            sys.stderr.write(data)
+            sys.stderr.flush()
+        self._text.append(data)
+        self._size += len(data)
+        self._arrivals.append((self._size, time.monotonic()))
+
+    # -- reading the record --
+
+    @property
+    def output(self) -> str:
+        """All console output so far, normalised."""
+        if len(self._text) > 1:
+            self._text = ["".join(self._text)]
+        return self._text[0] if self._text else ""
+
+    @property
+    def position(self) -> int:
+        """Offset in `output` where the next wait starts looking."""
+        return self._pos
+
+    def arrival_time(self, offset: int) -> float:
+        """Host time (time.monotonic) at which the character at `offset` arrived."""
+        ends = [end for end, _ in self._arrivals]
+        i = bisect.bisect_right(ends, offset)
+        if i >= len(self._arrivals):
+            raise ValueError(f"offset {offset} has not arrived")
+        return self._arrivals[i][1]
+
+    def tail(self, lines: int = TAIL_LINES) -> str:
+        return "\n".join(self.output.splitlines()[-lines:])
+
+    def assert_no_failures(self, failures: Iterable[Failure] = (PANIC, TRAP)) -> None:
+        """Raise if any failure pattern appears anywhere in the console output so far."""
+        self._read(0.05)
+        failed = _first_failure(self.output, 0, tuple(failures))
+        if failed is not None:
+            name, match = failed
+            raise self._error(f"{name} in console output: {match.group(0).strip()!r}")
+
+    def save_log(self, path: Path | None = None) -> Path:
+        """Write the whole console transcript, with the QEMU command, to `path`."""
+        path = path or self.log_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        header = (f"# machine {self.name}, CPUS={self.cpus}\n"
+                  f"# {shlex.join(self.argv) if self.argv else '(QEMU not started)'}\n")
+        path.write_text(header + self.output)
+        return path
+
+    # -- QEMU monitor --
+
+    def monitor(self, command: str, timeout: float = 10) -> str:
+        """Run a QEMU monitor command (through -nographic's Ctrl-a c) and return its output.
+
+        The console is switched back to the guest afterwards. Use this for measurements
+        only: while the monitor has the console, typed text does not reach the guest.
+        """
+        self.send("\x01c")
+        self.expect(re.compile(r"\(qemu\) "), timeout, failures=())
+        self.sendline(command)
+        # The monitor redraws the line as it is typed; its answer follows the last echo.
+        done = self.expect(re.compile(r"\(qemu\) "), timeout, failures=())
+        self.send("\x01c")
+        reply = self.output[:done.start()]
+        tail = reply[reply.rfind(command):] if command in reply else reply
+        return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", tail.split("\n", 1)[-1])
+
+    # -- errors --
+
+    def _error(self, reason: str) -> MachineError:
+        self.at_prompt = False
+        try:
+            path: Path | None = self.save_log()
+        except OSError:
+            path = None
+        return MachineError(self._message(reason, path))
+
+    def _message(self, reason: str, path: Path | None) -> str:
+        running = self._command if self._command is not None else "(none)"
+        parts = [f"{reason}",
+                 f"machine: {self.name} (CPUS={self.cpus}); command: {running}",
+                 f"--- last {TAIL_LINES} lines of the console ---",
+                 self.tail(),
+                 "--- end of console ---"]
+        if path is not None:
+            parts.append(f"full console log: {path}")
+        return "\n".join(parts)
+
+    def _exit_description(self) -> str:
+        child = self._child
+        if child is None:
+            return "closed"
+        try:
+            child.close(force=True)
+        except (OSError, pexpect.ExceptionPexpect):
+            pass
+        if child.signalstatus:
+            return f"killed by signal {child.signalstatus}"
+        return f"exit status {child.exitstatus}"
+
+
+def _first_failure(text: str, pos: int,
+                   failures: tuple[Failure, ...]) -> tuple[str, re.Match[str]] | None:
+    """The earliest failure pattern in text[pos:], with its name."""
+    best: tuple[str, re.Match[str]] | None = None
+    for failure in failures:
+        match = failure.regex.search(text, pos)
+        if match is not None and (best is None or match.start() < best[1].start()):
+            best = (failure.name, match)
+    return best
+
+
+def _safe_name(name: str) -> str:
+    """A file name for a test id such as `test_boot.py::test_boot[1]`."""
+    name = name.replace(".py::", ".").replace("::", ".")
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "-", name).strip("-") or "machine"
+
+
+def log_path_for(test_id: str) -> Path:
+    """Where the console log of the test with pytest node id `test_id` goes."""
+    return LOG_DIR / f"{_safe_name(Path(test_id).name)}.log"

@@ -1,0 +1,27 @@
+// The profiler's user-visible interface: the profile(2) system call and the files it feeds.
+//
+//   int profile(int pid, int cmd, int arg);
+//
+//   cmd PROF_ON     start sampling process `pid`, or every process if pid == PROF_ALL_PIDS
+//   cmd PROF_OFF    stop sampling `pid` (or stop "all" mode); -1 if it was not on
+//   cmd PROF_RATE   set the sampling rate to `arg` samples a second (PROF_MIN_HZ..PROF_MAX_HZ)
+//   cmd PROF_CLEAR  drop every recorded sample (and the executables kept to symbolize them)
+//
+// Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
+// on, a rate out of range. Samples are read as JSON from /proc/profile; /proc/profstat shows
+// the profiler's state as `key: value` lines.
+#pragma once
+
+#define PROF_ON 1
+#define PROF_OFF 2
+#define PROF_RATE 3
+#define PROF_CLEAR 4
+
+#define PROF_ALL_PIDS (-1)
+#define PROF_MIN_HZ 10
+#define PROF_MAX_HZ 10000
+#define PROF_DEFAULT_HZ 1000
+
+// Minor numbers of the profiler's files under /proc (major PROCFS_MAJOR, see procfs.h).
+#define PROC_PROFILE 1   // /proc/profile: the samples, as JSON
+#define PROC_PROFSTAT 2  // /proc/profstat: state and counters

@@ -1,0 +1,85 @@
+// The frame-pointer walker used by the sampler, as pure rules over an abstract memory.
+//
+// Compiled with frame pointers, a RISC-V function that calls others keeps a two-word frame
+// record just below its frame pointer (s0, "fp"):
+//
+//        higher addresses
+//   fp ->  +------------------+
+//          | return address   |  fp - 8    where this function returns to (in its caller)
+//          | caller's fp      |  fp - 16   the caller's own frame record
+//          | locals ...       |
+//   sp ->  +------------------+
+//
+// A walk starts from the interrupted pc and fp and follows caller's-fp links, collecting
+// return addresses. Two complications (PLATFORM.md has the measurements):
+//
+//  * GCC's leaf functions save only the caller's fp, and put it at fp-8, where a return
+//    address would be; their return address is still in the ra register. So in the first
+//    frame only, if the word at fp-8 looks like a frame pointer (aligned, above fp, inside
+//    the stack) we treat the function as a leaf: the caller is `ra`, and the next fp is
+//    that word.
+//  * The stack may be corrupt or malicious (a user program can put anything in s0). Every
+//    step is checked: fp 8-byte aligned, strictly increasing, inside the stack's bounds; each
+//    word readable (the Reader decides what that means: mapped and user-accessible for user
+//    stacks); each return address non-zero and inside text; at most `max` frames. A failed
+//    check ends the walk early with what it has; it never faults.
+//
+// The Reader is any type with `bool read(uint64_t addr, uint64_t *out)`; the text check is
+// any callable `bool(uint64_t pc)`. The kernel instantiates it over a process's page table
+// and over a kernel stack; the host unit tests over synthetic stacks.
+#pragma once
+
+#include <stdint.h>
+
+namespace profwalk {
+
+struct Registers {
+  uint64_t pc;  // the sampled pc (sepc)
+  uint64_t fp;  // s0 at the sample
+  uint64_t ra;  // ra at the sample (only used by the leaf rule)
+};
+
+struct Bounds {
+  uint64_t lo;  // fp and every record word must lie in [lo, hi]
+  uint64_t hi;
+};
+
+// Does `w` look like the frame pointer of a caller of the frame at `fp`?
+inline bool looks_like_fp(uint64_t w, uint64_t fp, const Bounds &b) {
+  return (w & 7) == 0 && w > fp && w <= b.hi;
+}
+
+// Fill out[0..max) with pc, then the return addresses of the callers, innermost first.
+// Returns the number of entries written (0 only if max == 0).
+template <typename Reader, typename IsText>
+int walk(Reader &mem, const Registers &regs, const Bounds &b, IsText &&is_text, uint64_t *out,
+         int max) {
+  if (max <= 0) return 0;
+  int n = 0;
+  out[n++] = regs.pc;
+
+  uint64_t fp = regs.fp;
+  bool first = true;
+  while (n < max) {
+    if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) break;
+    uint64_t w8, w16;
+    if (!mem.read(fp - 8, &w8)) break;
+    uint64_t ret, next;
+    if (first && looks_like_fp(w8, fp, b)) {
+      ret = regs.ra;  // a leaf: its return address never left the register
+      next = w8;
+    } else {
+      if (!mem.read(fp - 16, &w16)) break;
+      ret = w8;
+      next = w16;
+    }
+    first = false;
+    if (ret == 0 || !is_text(ret)) break;
+    out[n++] = ret;
+    if (next <= fp) break;  // must rise toward the stack's base; also ends at fp = 0
+    fp = next;
+  }
+  return n;
+}
+
+}  // namespace profwalk

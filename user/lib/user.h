@@ -1,0 +1,79 @@
+// What a tern user program can call: the system calls and a small C library.
+//
+// A user program runs alone in its address space with no libc underneath it. Everything it
+// needs beyond the bare system calls is built here, in user/lib, and linked into every
+// program: formatted printing, string helpers, a heap allocator over sbrk, and `_start`, the
+// entry point that calls main and passes its result to exit.
+//
+// The system calls keep xv6's C signatures and plain (unmangled) names, so a program written
+// for xv6-riscv compiles here unchanged. Each one is a three-instruction stub in usys.S that
+// puts the call's number in a7 and executes `ecall`; the numbers come from the one shared list,
+// kern/abi/syscalls.def. Every call returns -1 on failure.
+#pragma once
+
+#include "abi/fcntl.h"
+#include "abi/param.h"
+#include "abi/procfs.h"
+#include "abi/stat.h"
+
+// xv6 programs use these short names for unsigned types.
+typedef unsigned int uint;
+typedef unsigned short ushort;
+typedef unsigned char uchar;
+typedef unsigned long uint64;
+
+extern "C" {
+
+// --- System calls (user/lib/usys.S) ------------------------------------------------------
+int fork();
+[[noreturn]] void exit(int status);
+int wait(int *status);
+int pipe(int *fds);
+int write(int fd, const void *buf, int n);
+int read(int fd, void *buf, int n);
+int close(int fd);
+int kill(int pid);
+int exec(const char *path, char **argv);
+int open(const char *path, int flags);
+int mknod(const char *path, short major, short minor);
+int unlink(const char *path);
+int fstat(int fd, struct stat *st);
+int link(const char *oldpath, const char *newpath);
+int mkdir(const char *path);
+int chdir(const char *path);
+int dup(int fd);
+int getpid();
+char *sbrk(int n);
+int sleep(int ticks);
+int uptime();
+int halt();
+
+// --- Formatted output (user/lib/printf.cc) ------------------------------------------------
+// Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),
+// '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".
+int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int fprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// --- Strings and memory (user/lib/string.cc, user/lib/ulib.cc) ----------------------------
+char *strcpy(char *dst, const char *src);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, uint n);
+uint strlen(const char *s);
+char *strchr(const char *s, int c);
+void *memset(void *dst, int c, unsigned long n);
+void *memcpy(void *dst, const void *src, unsigned long n);
+void *memmove(void *dst, const void *src, unsigned long n);
+int memcmp(const void *a, const void *b, unsigned long n);
+int atoi(const char *s);
+// Reads one line (including its '\n', if it fits) into buf, at most max-1 bytes, and
+// NUL-terminates it. An empty result means end of file.
+char *gets(char *buf, int max);
+// Like fstat, but by path: opens the file read-only, asks fstat, closes it.
+int stat(const char *path, struct stat *st);
+
+// --- Heap (user/lib/malloc.cc) ------------------------------------------------------------
+// Returns 0 when the kernel refuses to grow the heap.
+void *malloc(uint n);
+void free(void *p);
+
+}  // extern "C"
