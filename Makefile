@@ -89,8 +89,13 @@ $(BUILD)/$(U)/%.S.o: $(U)/%.S
 	@mkdir -p $(@D)
 	$(CXX) $(UCXXFLAGS) -c -o $@ $<
 
-$(BUILD)/$(U)/_%: $(BUILD)/$(U)/%.cc.o $(ULIBOBJS) $(U)/user.ld
-	$(LD) $(LDFLAGS) -T $(U)/user.ld -o $@ $< $(ULIBOBJS)
+# Each program carries its own sorted, demangled symbol table (kern/lib/symtab.h format) in
+# a non-loaded section, .symtab.sorted, for the profiler's symbolization. The copy on the
+# disk has no debug information (the .elf beside it keeps it, for gdb).
+$(BUILD)/$(U)/_%: $(BUILD)/$(U)/%.cc.o $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py
+	$(LD) $(LDFLAGS) -T $(U)/user.ld -o $@.elf $< $(ULIBOBJS)
+	$(NM) -C -n -S --defined-only $@.elf | python3 tools/mksymtab.py > $@.sym
+	$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$@.sym --set-section-flags .symtab.sorted=contents,readonly $@.elf $@
 
 # --- mkfs and the disk image -----------------------------------------------------------------
 HOSTCXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Werror -I$(K)
@@ -143,6 +148,7 @@ clean:
 
 .PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test clean
 .DELETE_ON_ERROR:
-.SECONDARY:
+# Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
+.SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

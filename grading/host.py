@@ -28,8 +28,8 @@ def readme_text() -> str:
 
 
 def user_programs() -> list[str]:
-    """The names of the programs in the image (build/user/_NAME becomes /NAME)."""
-    return sorted(p.name[1:] for p in (BUILD / "user").glob("_*") if p.is_file())
+    """The names of the programs in the image: each user/NAME.cc becomes /NAME."""
+    return sorted(p.stem for p in (REPO / "user").glob("*.cc"))
 
 
 @dataclass(frozen=True)

@@ -370,6 +370,14 @@ class Machine:
                                   f"for {what}")
             self._read(min(deadline - now, 0.25))
 
+    def pump(self, timeout: float) -> None:
+        """Collect console output for at most `timeout` seconds without waiting for anything.
+
+        Use it while something else drives QEMU (a debugger, say): output that nobody reads
+        fills the pseudo-terminal, and then the guest's console stalls.
+        """
+        self._read(timeout)
+
     def _drain(self, quiet: float = 0.3, limit: float = 2.0) -> None:
         """Read until the console has been quiet for `quiet` seconds (at most `limit`)."""
         end = time.monotonic() + limit

@@ -98,7 +98,8 @@ mkfs::Status write_atomically(const std::string &path, const std::vector<uint8_t
   std::string temp = path + ".XXXXXX";
   int fd = mkstemp(temp.data());
   if (fd < 0)
-    return mkfs::Status::failure(temp + ": " + std::strerror(errno));
+    return mkfs::Status::failure(path + ": cannot create a file next to it: " +
+                                 std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);

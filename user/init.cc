@@ -10,6 +10,7 @@
 // kernel hands orphans to init, and only a wait() by init frees them. So its loop is just
 // wait(): any child that is not the shell is reaped silently, and when the shell itself
 // exits a new one is started.
+#include "abi/profile.h"
 #include "lib/user.h"
 
 namespace {
@@ -25,6 +26,8 @@ struct DeviceFile {
 
 constexpr DeviceFile kProcFiles[] = {
     {"/proc/meminfo", PROCFS_MAJOR, PROC_MEMINFO},
+    {"/proc/profile", PROCFS_MAJOR, PROC_PROFILE},
+    {"/proc/profstat", PROCFS_MAJOR, PROC_PROFSTAT},
 };
 
 void open_console() {

@@ -20,6 +20,7 @@
 #include "mm/kalloc.h"
 #include "mm/vm.h"
 #include "proc/proc.h"
+#include "profile/profiler.h"
 #include "trap/trap.h"
 
 static_assert(BOOT_NCPU == NCPU);
@@ -70,6 +71,7 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   iinit();
   fileinit();
   procfsinit();
+  prof::report_init();
   virtio_disk_init();
   userinit();
   __sync_synchronize();

@@ -42,6 +42,10 @@ void echo(int c) {
   }
 }
 
+}  // namespace
+
+// The console's device functions (devsw[CONSOLE]); console_read is also where
+// tools/boottime sets its breakpoint: the shell has printed its prompt and waits.
 int console_write(int, bool user_src, u64 src, u32, int n) {
   int i = 0;
   for (; i < n; i++) {
@@ -75,8 +79,6 @@ int console_read(int, bool user_dst, u64 dst, u32, int n) {
   }
   return target - n;
 }
-
-}  // namespace
 
 void console_intr(int c) {
   bool dump = false;

@@ -46,8 +46,6 @@ int pipealloc(File **f0, File **f1);
 void pipeclose(Pipe *pi, bool writable);
 int pipewrite(Pipe *pi, UserAddr addr, int n);
 int piperead(Pipe *pi, UserAddr addr, int n);
-void procfsinit();  // kern/fs/procfs.cc
-
 // The files under /proc (kern/fs/procfs.cc): device files of major PROCFS whose contents
 // are generated text. procfsinit() registers the major in devsw and /proc/meminfo.
 void procfsinit();
@@ -82,3 +80,8 @@ int procfs_copy_window(const char *text, u32 len, bool user, u64 addr, u32 off, 
 using ProcRender = void (*)(ProcText &out);
 // Make minor number `minor` of major PROCFS read as `render`'s text.
 void procfs_register(int minor, ProcRender render);
+
+// A /proc file too large to render into one page serves reads itself: `read` gets the
+// window [off, off+n) like a device read, and must give the same bytes for any read size.
+using ProcReader = int (*)(bool user, u64 addr, u32 off, int n);
+void procfs_register_reader(int minor, ProcReader read);

@@ -12,8 +12,9 @@
 // reads of one file; a reader that wants a consistent snapshot reads it in one go.
 //
 // To add a file: write a function that renders it into a ProcText, and register it at
-// boot with procfs_register(minor, render). A file too big for one page can instead build
-// its own buffer and serve it with procfs_copy_window.
+// boot with procfs_register(minor, render). A file too big for one page registers a reader
+// instead (procfs_register_reader), which builds its own buffer and serves the window,
+// usually with procfs_copy_window.
 //
 // /proc files cannot be written.
 
@@ -33,6 +34,7 @@ constexpr int NPROCFILES = 16;
 // Render functions by minor number. Filled at boot, before any process can read them,
 // and never changed afterwards, so reads need no lock.
 constinit ProcRender renderers[NPROCFILES] = {};
+constinit ProcReader readers[NPROCFILES] = {};
 
 void render_meminfo(ProcText &out) {
   out.str("free pages: ").num(kfree_count()).ch('\n');
@@ -40,7 +42,9 @@ void render_meminfo(ProcText &out) {
 }
 
 int procfs_read(int minor, bool user, u64 addr, u32 off, int n) {
-  if (minor < 0 || minor >= NPROCFILES || renderers[minor] == nullptr || n < 0) return -1;
+  if (minor < 0 || minor >= NPROCFILES || n < 0) return -1;
+  if (readers[minor] != nullptr) return readers[minor](user, addr, off, n);
+  if (renderers[minor] == nullptr) return -1;
   char *page = static_cast<char *>(kalloc_nozero());
   if (page == nullptr) return -1;
   ProcText text(page, static_cast<u32>(riscv::PGSIZE));
@@ -101,8 +105,16 @@ int procfs_copy_window(const char *text, u32 len, bool user, u64 addr, u32 off, 
 
 void procfs_register(int minor, ProcRender render) {
   if (minor < 0 || minor >= NPROCFILES) panic("procfs_register: minor %d out of range", minor);
-  if (renderers[minor] != nullptr) panic("procfs_register: minor %d registered twice", minor);
+  if (renderers[minor] != nullptr || readers[minor] != nullptr)
+    panic("procfs_register: minor %d registered twice", minor);
   renderers[minor] = render;
+}
+
+void procfs_register_reader(int minor, ProcReader read) {
+  if (minor < 0 || minor >= NPROCFILES) panic("procfs_register: minor %d out of range", minor);
+  if (renderers[minor] != nullptr || readers[minor] != nullptr)
+    panic("procfs_register: minor %d registered twice", minor);
+  readers[minor] = read;
 }
 
 void procfsinit() {

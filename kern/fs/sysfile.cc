@@ -67,6 +67,12 @@ Inode *create(const char *path, i16 type, i16 major, i16 minor) {
   Inode *dp = nameiparent(path, name);
   if (dp == nullptr) return nullptr;
   ilock(dp);
+  if (dp->nlink == 0) {
+    // The directory has been removed (it lives on only as someone's working directory).
+    // An entry added now would vanish with it and leave its inode allocated forever.
+    iunlockput(dp);
+    return nullptr;
+  }
 
   if (Inode *existing = dirlookup(dp, name, nullptr)) {
     iunlockput(dp);
@@ -173,7 +179,7 @@ int link_locked(const char *old_path, const char *new_path) {
   ilock(dp);
   ilock(ip);
   int r = -1;
-  if (dp->dev == ip->dev && dirlink(dp, name, ip->inum) == 0) {
+  if (dp->dev == ip->dev && dp->nlink > 0 && dirlink(dp, name, ip->inum) == 0) {
     ip->nlink++;
     iupdate(ip);
     r = 0;

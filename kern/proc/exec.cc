@@ -17,6 +17,7 @@
 #include "mm/vm.h"
 #include "proc/elf.h"
 #include "proc/proc.h"
+#include "profile/profiler.h"
 
 using namespace riscv;
 
@@ -41,9 +42,11 @@ int loadseg(pagetable_t pt, u64 va, Inode *ip, u32 offset, u64 sz) {
   return 0;
 }
 
-// Load every PT_LOAD segment of ip into pt. Returns the end of the image, or 0.
-u64 load_image(pagetable_t pt, Inode *ip, const elf::Header &eh) {
+// Load every PT_LOAD segment of ip into pt. Returns the end of the image, or 0;
+// *text_end gets the end of the executable segments.
+u64 load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *text_end) {
   u64 sz = 0;
+  *text_end = 0;
   for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum; i++, off += sizeof(elf::ProgramHeader)) {
     elf::ProgramHeader ph;
     if (readi(ip, false, reinterpret_cast<u64>(&ph), off, sizeof(ph)) != sizeof(ph)) return 0;
@@ -56,6 +59,7 @@ u64 load_image(pagetable_t pt, Inode *ip, const elf::Header &eh) {
     if (newsz == 0) return 0;
     sz = newsz;
     if (loadseg(pt, ph.vaddr, ip, static_cast<u32>(ph.off), ph.filesz) < 0) return 0;
+    if ((ph.flags & elf::PF_X) && ph.vaddr + ph.memsz > *text_end) *text_end = ph.vaddr + ph.memsz;
   }
   return sz;
 }
@@ -89,7 +93,7 @@ u64 push_args(pagetable_t pt, u64 sp, u64 stackbase, char **argv, int *argc_out)
 int exec(const char *path, char **argv) {
   Proc *p = myproc();
   pagetable_t pt = nullptr;
-  u64 sz = 0;
+  u64 sz = 0, text_end = 0;
 
   begin_op();
   Inode *ip = namei(path);
@@ -103,9 +107,11 @@ int exec(const char *path, char **argv) {
             eh.magic == elf::MAGIC && eh.elf[0] == 2 /* 64-bit */ && eh.machine == elf::EM_RISCV;
   if (ok) pt = proc_pagetable(p);
   if (pt != nullptr) {
-    sz = load_image(pt, ip, eh);
+    sz = load_image(pt, ip, eh, &text_end);
     ok = sz != 0;
   }
+  // Keep a reference to the executable: the profiler symbolizes samples from it later.
+  Inode *exe = ok ? idup(ip) : nullptr;
   iunlockput(ip);
   end_op();
 
@@ -126,6 +132,11 @@ int exec(const char *path, char **argv) {
   }
   if (!ok) {
     if (pt) proc_freepagetable(pt, sz);
+    if (exe) {
+      begin_op();
+      iput(exe);
+      end_op();
+    }
     return -1;
   }
 
@@ -147,5 +158,14 @@ int exec(const char *path, char **argv) {
   tf->a0 = static_cast<u64>(argc);
   tf->a1 = sp;
   proc_freepagetable(oldpt, oldsz);
+  Inode *oldexe = p->exe;
+  p->exe = exe;
+  p->text_end = text_end;
+  if (oldexe) {
+    begin_op();
+    iput(oldexe);
+    end_op();
+  }
+  prof::on_exec(p);
   return argc;  // becomes a0, argc, for main(argc, argv)
 }

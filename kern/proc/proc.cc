@@ -31,6 +31,7 @@
 #include "lib/string.h"
 #include "mm/kalloc.h"
 #include "mm/vm.h"
+#include "profile/profiler.h"
 #include "trap/trap.h"
 
 static_assert(mem::TRAPFRAME == TRAPFRAME_VA);
@@ -105,6 +106,9 @@ void freeproc(Proc *p) {
   p->chan = nullptr;
   p->killed = false;
   p->xstate = 0;
+  p->exe = nullptr;  // released by exit(), or never taken (a failed fork)
+  p->text_end = 0;
+  p->prof_image = prof::NO_IMAGE;
   p->state = ProcState::Unused;
 }
 
@@ -216,6 +220,9 @@ int fork() {
   for (int i = 0; i < NOFILE; i++)
     if (p->ofile[i]) np->ofile[i] = filedup(p->ofile[i]);
   np->cwd = idup(p->cwd);
+  if (p->exe) np->exe = idup(p->exe);
+  np->text_end = p->text_end;
+  prof::on_fork(p, np);
   safestrcpy(np->name, p->name, sizeof(np->name));
   int pid = np->pid;
   np->lock.release();
@@ -241,10 +248,17 @@ void exit(int status) {
       f = nullptr;
     }
   }
+  prof::on_exit(p);
   begin_op();
   iput(p->cwd);
   end_op();
   p->cwd = nullptr;
+  if (p->exe) {
+    begin_op();
+    iput(p->exe);
+    end_op();
+    p->exe = nullptr;
+  }
 
   wait_lock.acquire();
   reparent(p);

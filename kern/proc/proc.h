@@ -109,6 +109,13 @@ struct Proc {
   File *ofile[NOFILE] = {};        // Open files
   Inode *cwd = nullptr;            // Current directory
   char name[16] = {};              // Process name (for debugging and profiles)
+  Inode *exe = nullptr;            // The executable it runs (kept for the profiler)
+  u64 text_end = 0;                // End of its executable segments (for frame walks)
+
+  // The profiler (kern/profile). `profiled` is written under the profiler's lock and read
+  // without one by the timer trap on the hart running the process.
+  volatile int profiled = 0;       // 1 while sampled (an int: harts swap it atomically)
+  int prof_image = -1;             // index of exe in the profiler's image table, or -1
 };
 
 extern Proc procs[NPROC];

@@ -11,11 +11,14 @@
 // A hart's timer serves several deadlines at once; timer_rearm() programs the earliest:
 //   - the end of the running process's time slice (QUANTUM_US), which also serves as an
 //     idle hart's heartbeat, so it notices processes that became runnable elsewhere;
-//   - the next 100 ms tick, on the boot hart only: `ticks` is the xv6 clock (10 Hz).
+//   - the next 100 ms tick, on the boot hart only: `ticks` is the xv6 clock (10 Hz);
+//   - the next profiling sample (Cpu::next_sample), while anything is being profiled
+//     (kern/profile/sampler.cc). Its rate is independent of the tick's.
 
 #include "arch/riscv/riscv.h"
 #include "arch/riscv/sbi.h"
 #include "proc/proc.h"
+#include "profile/profiler.h"
 #include "trap/trap.h"
 
 volatile u64 ticks = 0;
@@ -76,7 +79,7 @@ void timer_rearm() {
   set_compare(when);
 }
 
-bool timer_interrupt(KernelFrame *) {
+bool timer_interrupt(KernelFrame *kf) {
   u64 now = riscv::r_time();
   Cpu *c = mycpu();
   if (cpuid() == tick_hart && now >= next_tick) {
@@ -87,6 +90,7 @@ bool timer_interrupt(KernelFrame *) {
     }
     wakeup(const_cast<u64 *>(&ticks));
   }
+  prof::tick(kf, now);
   bool preempt = false;
   if (now >= c->next_quantum) {
     c->next_quantum = now + QUANTUM;

@@ -47,6 +47,8 @@ char *sbrk(int n);
 int sleep(int ticks);
 int uptime();
 int halt();
+// The sampling profiler: see kern/abi/profile.h for the commands.
+int profile(int pid, int cmd, int arg);
 
 // --- Formatted output (user/lib/printf.cc) ------------------------------------------------
 // Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),

@@ -1,0 +1,264 @@
+"""Reading and checking what the profiler prints, on the host.
+
+The tests in test_profile.py copy /proc/profile out over the console and check it here:
+
+* `parse_profile` turns the console text into the list of samples, and says exactly where
+  and why when the text is not valid JSON.
+* `schema_problems` checks the shape every sample must have (keys, types, kernel frames
+  before user frames, a user-mode sample has no kernel frames).
+* `Symbols` is a program's symbol table as `nm -C -S` prints it, the same names the build
+  embeds in each binary. `address_problems` checks that every named address lies inside the
+  function it is named after, looking a return address up at address - 1 the way the kernel
+  says it does.
+* `parse_top` reads the table that `profile top` and `profile run` print.
+
+Everything returns lists of readable problem strings rather than asserting, so that a test
+can show all the problems of a profile at once.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from machine import REPO
+
+BUILD = REPO / "build"
+KERNEL_BASE = 0x8000_0000  # user addresses are below this; the kernel's are above it
+NM = "riscv64-linux-gnu-nm"
+MAX_FRAMES = 32  # kern/profile/profiler.h: frames recorded per sample, kernel and user
+
+Sample = dict[str, Any]
+Frame = dict[str, Any]
+
+
+# --- The profile as JSON ---------------------------------------------------------------------
+
+
+class ProfileError(AssertionError):
+    """The console text is not a valid profile."""
+
+
+def parse_profile(text: str) -> list[Sample]:
+    """The samples in the output of `cat /proc/profile`."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        lo, hi = max(0, err.pos - 80), err.pos + 80
+        raise ProfileError(
+            f"/proc/profile is not valid JSON: {err.msg} at byte {err.pos} of {len(text)}; "
+            f"around it: {text[lo:err.pos]!r} <HERE> {text[err.pos:hi]!r}") from None
+    if not isinstance(data, list):
+        raise ProfileError(f"/proc/profile should be a JSON array, got {type(data).__name__}")
+    return data
+
+
+def of_pid(samples: Iterable[Sample], pid: int) -> list[Sample]:
+    return [s for s in samples if s.get("pid") == pid]
+
+
+def user_frames(sample: Sample) -> list[Frame]:
+    return [f for f in sample["samples"] if not f["kernel"]]
+
+
+def kernel_frames(sample: Sample) -> list[Frame]:
+    return [f for f in sample["samples"] if f["kernel"]]
+
+
+def names(frames: Iterable[Frame]) -> list[str]:
+    return [f["symbol"] for f in frames]
+
+
+def innermost_user(sample: Sample) -> str | None:
+    frames = user_frames(sample)
+    return frames[0]["symbol"] if frames else None
+
+
+def describe(sample: Sample) -> str:
+    """One line for a failure message: mode, then the frames with [k] on kernel ones."""
+    frames = " <- ".join(("[k] " if f["kernel"] else "") + f"{f['symbol']}@{f['address']:#x}"
+                         for f in sample["samples"])
+    return f"pid {sample.get('pid')} {sample.get('mode')}: {frames}"
+
+
+def schema_problems(samples: list[Sample]) -> list[str]:
+    """Every way a sample departs from the documented schema (kern/profile/report.cc)."""
+    problems = []
+    for i, s in enumerate(samples):
+        where = f"sample {i}"
+        for key, kind in (("pid", int), ("tid", int), ("timestamp", int), ("hart", int),
+                          ("mode", str), ("samples", list)):
+            if not isinstance(s.get(key), kind):
+                problems.append(f"{where}: key {key!r} missing or not {kind.__name__}: {s!r}")
+        if problems and problems[-1].startswith(where):
+            continue
+        if s["mode"] not in ("user", "kernel"):
+            problems.append(f"{where}: mode {s['mode']!r} is neither user nor kernel")
+        frames = s["samples"]
+        if not frames:
+            problems.append(f"{where}: no frames at all (the pc is always recorded)")
+        if len(frames) > MAX_FRAMES:
+            problems.append(f"{where}: {len(frames)} frames, more than {MAX_FRAMES}")
+        for f in frames:
+            if not (isinstance(f.get("address"), int) and isinstance(f.get("symbol"), str)
+                    and isinstance(f.get("kernel"), bool)):
+                problems.append(f"{where}: malformed frame {f!r}")
+                break
+        else:
+            flags = [f["kernel"] for f in frames]
+            if flags != sorted(flags, reverse=True):
+                problems.append(f"{where}: a kernel frame below a user frame: {describe(s)}")
+            if s["mode"] == "user" and any(flags):
+                problems.append(f"{where}: user-mode sample with kernel frames: {describe(s)}")
+            for f in frames:
+                if f["kernel"] != (f["address"] >= KERNEL_BASE):
+                    problems.append(f"{where}: frame {f!r} is on the wrong side of "
+                                    f"{KERNEL_BASE:#x} for its kernel flag")
+    return problems
+
+
+# --- Symbols ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Symbol:
+    start: int
+    size: int
+    name: str
+
+
+class Symbols:
+    """The code symbols of one ELF file, as `nm -C -S` lists them."""
+
+    def __init__(self, elf: Path) -> None:
+        self.elf = elf
+        self.by_name: dict[str, list[Symbol]] = {}
+        out = subprocess.run([NM, "-C", "-S", "--defined-only", str(elf)], check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            parts = line.split(" ", 3)
+            if len(parts) != 4 or parts[2] not in "TtWw":
+                continue  # no size, or not code
+            sym = Symbol(int(parts[0], 16), int(parts[1], 16), parts[3])
+            self.by_name.setdefault(sym.name, []).append(sym)
+
+    def holds(self, name: str, addr: int) -> bool:
+        return any(s.start <= addr < s.start + s.size for s in self.by_name.get(name, []))
+
+    def ranges(self, name: str) -> str:
+        found = self.by_name.get(name, [])
+        if not found:
+            return f"no symbol {name!r} in {self.elf.name}"
+        return ", ".join(f"[{s.start:#x}, {s.start + s.size:#x})" for s in found)
+
+
+@functools.cache
+def user_symbols(program: str) -> Symbols:
+    return Symbols(BUILD / "user" / f"_{program}")
+
+
+@functools.cache
+def kernel_symbols() -> Symbols:
+    return Symbols(BUILD / "kernel.elf")
+
+
+def address_problems(samples: list[Sample], user: Symbols | None, kernel: Symbols | None,
+                     *, allow_unknown: bool = False) -> list[str]:
+    """Frames whose address is not inside the function they are named after.
+
+    The first frame of each part (kernel, then user) is an interrupted pc and is checked as
+    it is; every other frame is a return address and is checked at address - 1. A part is
+    skipped when its table is None. "??" (unknown) is a problem unless allow_unknown.
+    """
+    problems = []
+    for i, s in enumerate(samples):
+        for table, frames in ((kernel, kernel_frames(s)), (user, user_frames(s))):
+            if table is None:
+                continue
+            for k, f in enumerate(frames):
+                lookup = f["address"] if k == 0 else f["address"] - 1
+                name = f["symbol"]
+                if name == "??":
+                    if not allow_unknown:
+                        problems.append(f"sample {i}: {f['address']:#x} not symbolized "
+                                        f"(\"??\"): {describe(s)}")
+                    continue
+                if not table.holds(name, lookup):
+                    problems.append(
+                        f"sample {i}: frame {k} {'pc' if k == 0 else 'return address'} "
+                        f"{f['address']:#x} (looked up at {lookup:#x}) is named {name!r}, "
+                        f"whose range in {table.elf.name} is {table.ranges(name)}")
+    return problems
+
+
+def chain_counts(samples: Iterable[Sample]) -> Counter[tuple[str, ...]]:
+    """How often each user chain (names, innermost first) occurs."""
+    return Counter(tuple(names(user_frames(s))) for s in samples)
+
+
+def common_chains(samples: Iterable[Sample], n: int = 5) -> str:
+    """The n most common user chains, for failure messages."""
+    return "; ".join(f"{count}x {' <- '.join(chain)}"
+                     for chain, count in chain_counts(samples).most_common(n))
+
+
+# --- `profile top` and /proc/profstat ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TopRow:
+    self_count: int
+    self_pct: float
+    incl_count: int
+    incl_pct: float
+    kernel: bool
+    name: str
+
+
+@dataclass(frozen=True)
+class Top:
+    rows: list[TopRow]
+    samples: int
+    dropped: int
+
+
+TOP_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%\s+(\[k\] )?(.+)$")
+TOP_TOTAL = re.compile(r"(?m)^(\d+) samples \((\d+) dropped\)$")
+
+
+def parse_top(text: str) -> Top:
+    """The rows and the total line of a `profile top` table."""
+    total = TOP_TOTAL.search(text)
+    if total is None:
+        raise AssertionError(f"no `N samples (M dropped)` line in the report:\n{text}")
+    rows = []
+    for line in text.splitlines():
+        m = TOP_ROW.match(line)
+        if m:
+            rows.append(TopRow(int(m.group(1)), float(m.group(2)), int(m.group(3)),
+                               float(m.group(4)), m.group(5) is not None, m.group(6).strip()))
+    return Top(rows, int(total.group(1)), int(total.group(2)))
+
+
+def parse_profstat(text: str) -> dict[str, str]:
+    """The `key: value` lines of /proc/profstat."""
+    out = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            out[key.strip()] = value.strip()
+    return out
+
+
+def fnv1a(data: bytes) -> int:
+    """32-bit FNV-1a, as user/preadsz.cc computes it."""
+    h = 0x811C9DC5
+    for byte in data:
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h

@@ -1,0 +1,108 @@
+// The sampling profiler (kern/profile/).
+//
+// How it fits together:
+//
+//   timer trap (kern/trap/timer.cc)
+//     -> prof_tick(): is the process on this hart being profiled? if so
+//     -> sampler.cc: record pid, hart, time, mode, pc and the kernel and user frame-pointer
+//        chains into the next free slot of a static sample array. No allocation, no
+//        symbol lookup, no sleeping, no lock another hart can hold for long.
+//   profile(2) (sysprofile.cc): switch sampling on and off per process or for all, set the
+//        rate, clear. The executables of profiled processes are kept (images.cc) so that
+//        their samples can be symbolized later, even after the process exits or execs.
+//   /proc/profile (report.cc): renders the samples as JSON, symbolizing each address only
+//        now: kernel addresses against the kernel's embedded table, user addresses against
+//        the executable's own symbol table (symbolize.cc).
+//   /proc/profstat (report.cc): the state, as `key: value` lines.
+#pragma once
+
+#include "abi/profile.h"
+#include "lib/types.h"
+
+struct Proc;
+struct Inode;
+struct KernelFrame;
+
+namespace prof {
+
+// Capacity of the sample array, fixed at build time (make PROFILE_CAPACITY=n).
+#ifndef PROFILE_CAPACITY
+#define PROFILE_CAPACITY 65536  // > 60 s at 1000 Hz
+#endif
+inline constexpr u32 CAPACITY = PROFILE_CAPACITY;
+inline constexpr int MAX_FRAMES = 32;  // per sample: kernel frames first, then user frames
+inline constexpr int NO_IMAGE = -1;
+
+enum class Mode : u8 { User = 0, Kernel = 1 };
+
+// One sample, as the trap handler records it. `seq` is written last: a slot whose seq
+// does not match (generation, index) is not (yet) part of the profile.
+struct Sample {
+  u64 seq;
+  u32 pid;
+  i32 image;     // index into the image table for the user frames, or NO_IMAGE
+  u64 time_us;   // microseconds since boot
+  u16 hart;
+  Mode mode;     // where the trap came from
+  u8 nkernel;    // frames[0, nkernel) are kernel addresses
+  u8 nframes;    // frames[nkernel, nframes) are user addresses
+  u8 pad[3];
+  u64 frames[MAX_FRAMES];  // innermost first; frames[0] is the pc
+};
+static_assert(sizeof(Sample) == 32 + 8 * MAX_FRAMES);
+
+// --- sampler.cc: the trap side ---
+// Called from the timer interrupt on every hart. kf is non-null when the trap came from
+// supervisor mode. Cheap when nothing is being profiled.
+void tick(KernelFrame *kf, u64 now);
+// Sampling period in `time` ticks, and whether any process is being profiled.
+bool active();
+// Reserve-and-fill, exposed for the benchmark and tests.
+void record(Proc *p, KernelFrame *kf, u64 now);
+
+// Counters and the array, for the reader (report.cc) and the syscall.
+struct Counters {
+  u32 recorded;   // committed samples in the current generation
+  u64 dropped;    // samples lost because the array was full
+  u32 generation;
+};
+Counters counters();
+const Sample *sample(u32 index);  // nullptr if index is not a committed sample
+void set_rate(u32 hz);
+u32 rate();
+// Discard every sample; waits for samples being written on other harts to finish.
+void clear_samples();
+
+// Who is profiled. `all` mode samples every process.
+extern volatile bool all_mode;
+extern volatile int nprofiled;  // processes with Proc::profiled set
+
+// --- images.cc: executables kept for symbolization ---
+// Register p's current executable (its exe inode) and set p->prof_image. Process context.
+void attach_image(Proc *p);
+Inode *image_inode(int image);  // nullptr if none
+const char *image_name(int image);
+// Drop every image; process context, outside any spinlock.
+void release_images();
+
+// --- the hooks the rest of the kernel calls ---
+void on_exec(Proc *p);  // after exec committed the new image
+void on_fork(Proc *parent, Proc *child);
+void on_exit(Proc *p);
+
+// --- symbolize.cc ---
+// Name of the function containing addr. `user` selects the image's table; kernel addresses
+// use the kernel's. Writes a NUL-terminated name into buf (truncated to len) and returns
+// true, or returns false if unknown.
+bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len);
+void symbolize_reset();  // forget cached lookups (after clear)
+
+// --- report.cc ---
+void report_init();  // registers /proc/profile and /proc/profstat
+
+// --- sysprofile.cc ---
+// A serialising lock for the reader, clear and the syscall's slow paths.
+void lock();
+void unlock();
+
+}  // namespace prof

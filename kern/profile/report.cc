@@ -1,0 +1,152 @@
+// /proc/profile and /proc/profstat: the profile as the user sees it.
+//
+// /proc/profile is a JSON array with one object per sample, innermost frame first:
+//
+//   [
+//   {"pid":3,"tid":3,"timestamp":1234567,"hart":0,"mode":"user","samples":[
+//     {"address":1234,"symbol":"hot","kernel":false}, ...]},
+//   ...
+//   ]
+//
+// (The real output has no line break inside an object.) "pid"/"tid"/"timestamp" (µs since
+// boot)/"samples" with "address"/"symbol" are the classic schema; "hart", "mode" and
+// "kernel" are extras. The first address of a sample is the interrupted pc and is looked up
+// as is; every other one is a return address and is looked up at address - 1, so a call
+// that is the last instruction of a function is charged to that function, not the next.
+//
+// The file can be large (megabytes), so it is never built whole. The document is a
+// sequence of pieces: "[", one piece per sample ("\n" or ",\n" then the object), and
+// "\n]\n". A read of [off, off+n) renders pieces one at a time into a small buffer and
+// copies out the overlap. Rendering is deterministic and samples are only ever appended, so
+// the document read so far is always a prefix of the document later: any read size gives
+// the same bytes and ends in valid JSON, even while profiling continues. A cursor remembers
+// where the last read stopped, so reading sequentially costs time proportional to the
+// bytes read, not quadratic.
+
+#include "fs/file.h"
+#include "lib/string.h"
+#include "proc/proc.h"
+#include "profile/json.h"
+#include "profile/profiler.h"
+
+namespace prof {
+
+namespace {
+
+constexpr u32 NAME_MAX = 96;
+constexpr u32 PIECE_MAX = 8192;  // MAX_FRAMES * (longest frame) fits with room to spare
+constinit char piece[PIECE_MAX];
+
+// Where the previous read ended: the start of sample `index`'s piece is at byte `off`.
+struct Cursor {
+  u32 generation = 0;
+  u32 index = 0;
+  u64 off = 0;
+};
+constinit Cursor cursor;
+
+u32 render_sample(const Sample &s, bool first) {
+  json::Writer w(piece, PIECE_MAX);
+  w.raw(first ? "\n" : ",\n");
+  w.begin_object();
+  w.key("pid").number(s.pid);
+  w.key("tid").number(s.pid);
+  w.key("timestamp").number(s.time_us);
+  w.key("hart").number(s.hart);
+  w.key("mode").string(s.mode == Mode::Kernel ? "kernel" : "user");
+  w.key("samples").begin_array();
+  char name[NAME_MAX];
+  for (int i = 0; i < s.nframes && i < MAX_FRAMES; i++) {
+    bool kernel = i < s.nkernel;
+    u64 addr = s.frames[i];
+    // frames[0] and frames[nkernel] are interrupted pcs; the others return addresses.
+    bool is_pc = i == 0 || i == s.nkernel;
+    u64 lookup = is_pc ? addr : addr - 1;
+    if (!symbolize(kernel, s.image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
+    w.begin_object();
+    w.key("address").number(addr);
+    w.key("symbol").string(name);
+    w.key("kernel").boolean(kernel);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return static_cast<u32>(w.size());
+}
+
+// Copy the part of [text, text+len) that lies in the window; pos is text's document offset.
+// Returns false if copying to the user failed.
+bool emit(const char *text, u32 len, u64 pos, bool user, u64 addr, u64 off, int n, int *done) {
+  u64 want_lo = off + static_cast<u64>(*done);
+  u64 want_hi = off + static_cast<u64>(n);
+  if (pos + len <= want_lo || pos >= want_hi) return true;
+  u64 from = want_lo > pos ? want_lo - pos : 0;
+  u64 to = pos + len < want_hi ? len : want_hi - pos;
+  if (either_copyout(user, addr + *done, text + from, to - from) < 0) return false;
+  *done += static_cast<int>(to - from);
+  return true;
+}
+
+int profile_read(bool user, u64 addr, u32 off, int n) {
+  if (n <= 0) return 0;
+  lock();
+  Counters c = counters();
+  int done = 0;
+  bool ok = true;
+  u32 i = 0;
+  u64 pos = 1;  // after "["
+  if (cursor.generation == c.generation && cursor.off <= off && cursor.index <= c.recorded) {
+    i = cursor.index;
+    pos = cursor.off;
+  } else {
+    ok = emit("[", 1, 0, user, addr, off, n, &done);
+  }
+  for (; ok && done < n && i < c.recorded; i++) {
+    const Sample *s = sample(i);
+    if (s == nullptr) break;
+    u32 len = render_sample(*s, i == 0);
+    if (pos + len > off) {
+      cursor = Cursor{c.generation, i, pos};
+      ok = emit(piece, len, pos, user, addr, off, n, &done);
+    }
+    pos += len;
+  }
+  if (ok && done < n && i >= c.recorded) ok = emit("\n]\n", 3, pos, user, addr, off, n, &done);
+  unlock();
+  return ok ? done : -1;
+}
+
+void render_profstat(ProcText &out) {
+  lock();
+  Counters c = counters();
+  unlock();
+  out.str("profiling:");
+  if (all_mode) {
+    out.str(" all");
+  } else {
+    int shown = 0;
+    for (Proc &p : procs) {
+      if (p.profiled) {
+        out.ch(' ').num(static_cast<u64>(p.pid));
+        shown++;
+      }
+    }
+    if (shown == 0) out.str(" none");
+  }
+  out.ch('\n');
+  out.str("rate: ").num(rate()).ch('\n');
+  out.str("recorded: ").num(c.recorded).ch('\n');
+  out.str("dropped: ").num(c.dropped).ch('\n');
+  out.str("capacity: ").num(CAPACITY).ch('\n');
+}
+
+}  // namespace
+
+void report_init() {
+  procfs_register_reader(PROC_PROFILE, profile_read);
+  procfs_register(PROC_PROFSTAT, render_profstat);
+}
+
+void report_reset() { cursor = Cursor{}; }
+
+}  // namespace prof

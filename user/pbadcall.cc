@@ -1,0 +1,118 @@
+// pbadcall: calls profile(2) directly with bad arguments; every such call must return -1.
+//
+//   pbadcall
+//
+// The cases: a pid that does not exist (large, negative, zero), unknown commands (0, 99,
+// -1), switching off a process that is not being profiled, switching off "all" mode when it
+// is not on, and rates outside PROF_MIN_HZ..PROF_MAX_HZ (0, 9, 10001, -1, 100000). A few
+// good calls are checked too, so that a kernel refusing everything does not pass: profiling
+// itself on and off again succeeds, and so does setting the rate it already has. A refused
+// rate must leave the rate as it was.
+//
+// The verdict is the last line: "pbadcall: all -1" when every case behaved, otherwise one
+// "pbadcall: FAIL ..." line per case that did not.
+#include "abi/profile.h"
+#include "lib/user.h"
+
+namespace {
+
+int failures = 0;
+
+void check(const char *name, int got, int want) {
+  if (got != want) {
+    printf("pbadcall: FAIL %s returned %d, expected %d\n", name, got, want);
+    failures++;
+  }
+}
+
+// The text after "KEY: " on the line of /proc/profstat that starts with KEY, in out.
+bool profstat(const char *key, char *out, int cap) {
+  char text[512];
+  int fd = open("/proc/profstat", O_RDONLY);
+  if (fd < 0) return false;
+  int len = 0, n;
+  while (len < static_cast<int>(sizeof(text)) - 1 &&
+         (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
+    len += n;
+  close(fd);
+  text[len] = '\0';
+  int keylen = strlen(key);
+  for (char *line = text; *line != '\0';) {
+    char *end = strchr(line, '\n');
+    if (end != nullptr) *end = '\0';
+    if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
+      const char *v = line + keylen + 1;
+      while (*v == ' ') v++;
+      int i = 0;
+      for (; v[i] != '\0' && i < cap - 1; i++) out[i] = v[i];
+      out[i] = '\0';
+      return true;
+    }
+    if (end == nullptr) break;
+    line = end + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+int main() {
+  int me = getpid();
+
+  check("on/pid 99999", profile(99999, PROF_ON, 0), -1);
+  check("on/pid -5", profile(-5, PROF_ON, 0), -1);
+  check("on/pid 0", profile(0, PROF_ON, 0), -1);
+  check("off/pid 99999", profile(99999, PROF_OFF, 0), -1);
+
+  check("cmd 0", profile(me, 0, 0), -1);
+  check("cmd 99", profile(me, 99, 0), -1);
+  check("cmd -1", profile(me, -1, 0), -1);
+
+  check("off/self not on", profile(me, PROF_OFF, 0), -1);
+  check("on/self", profile(me, PROF_ON, 0), 0);
+  check("off/self", profile(me, PROF_OFF, 0), 0);
+  check("off/self again", profile(me, PROF_OFF, 0), -1);
+
+  char mode[64];
+  if (!profstat("profiling", mode, sizeof(mode))) {
+    printf("pbadcall: FAIL cannot read /proc/profstat\n");
+    failures++;
+  } else if (strcmp(mode, "all") != 0) {
+    // Only when nobody else has switched "all" mode on: this must not switch it off.
+    check("off/all not on", profile(PROF_ALL_PIDS, PROF_OFF, 0), -1);
+  }
+
+  char before[16], after[16];
+  bool have_rate = profstat("rate", before, sizeof(before));
+  const int bad_rates[] = {0, PROF_MIN_HZ - 1, PROF_MAX_HZ + 1, -1, 100000};
+  for (int hz : bad_rates) {
+    char name[32];
+    strcpy(name, "rate ");
+    int len = strlen(name);
+    // A tiny itoa: the name shows which rate failed.
+    unsigned v = hz < 0 ? -hz : hz;
+    char digits[12];
+    int k = 0;
+    do {
+      digits[k++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    if (hz < 0) name[len++] = '-';
+    while (k > 0) name[len++] = digits[--k];
+    name[len] = '\0';
+    check(name, profile(0, PROF_RATE, hz), -1);
+  }
+  if (!have_rate || !profstat("rate", after, sizeof(after))) {
+    printf("pbadcall: FAIL no rate in /proc/profstat\n");
+    failures++;
+  } else {
+    if (strcmp(before, after) != 0) {
+      printf("pbadcall: FAIL a refused rate changed the rate from %s to %s\n", before, after);
+      failures++;
+    }
+    check("rate unchanged", profile(0, PROF_RATE, atoi(before)), 0);
+  }
+
+  if (failures == 0) printf("pbadcall: all -1\n");
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,92 @@
+// psys: a program that spends its time inside system calls, so that the profiler's samples
+// land in kernel mode.
+//
+//   psys [SECONDS]     run for SECONDS (2 by default), then print "psys: done"
+//
+// Each round writes a 64 KiB file in 4 KiB writes, reads it back, and then sends 4 KiB
+// through a pipe to itself and reads it out again. All of that is copying between user and
+// kernel memory, walking the buffer cache and the file system: work done by the kernel on
+// this process's behalf, with this process's user stack frozen below it. A sample taken
+// then shows the kernel chain (sys_write, sys_read and what they call) on top of the user
+// chain (the stub `write`, then fill_file or pipe_round, then main).
+#include "lib/user.h"
+
+namespace {
+
+constexpr int kChunk = 4096;
+constexpr int kFileSize = 64 * 1024;
+constexpr const char *kFile = "psys.tmp";
+
+char buf[kChunk];  // static: the user stack is only one page
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((noinline)) void fill_file() {
+  int fd = open(kFile, O_CREATE | O_TRUNC | O_WRONLY);
+  if (fd < 0) {
+    fprintf(2, "psys: cannot create %s\n", kFile);
+    exit(1);
+  }
+  for (int done = 0; done < kFileSize; done += kChunk) {
+    if (write(fd, buf, kChunk) != kChunk) {
+      fprintf(2, "psys: write failed\n");
+      exit(1);
+    }
+  }
+  close(fd);
+}
+
+__attribute__((noinline)) void read_file() {
+  int fd = open(kFile, O_RDONLY);
+  if (fd < 0) {
+    fprintf(2, "psys: cannot open %s\n", kFile);
+    exit(1);
+  }
+  int total = 0, n;
+  while ((n = read(fd, buf, kChunk)) > 0) total += n;
+  close(fd);
+  if (total != kFileSize) {
+    fprintf(2, "psys: read %d bytes back, wrote %d\n", total, kFileSize);
+    exit(1);
+  }
+}
+
+// A pipe holds at least 512 bytes, so 512-byte pieces never block the lone writer.
+__attribute__((noinline)) void pipe_round(int rfd, int wfd) {
+  constexpr int kPiece = 512;
+  for (int off = 0; off < kChunk; off += kPiece) {
+    if (write(wfd, buf + off, kPiece) != kPiece || read(rfd, buf + off, kPiece) != kPiece) {
+      fprintf(2, "psys: pipe round failed\n");
+      exit(1);
+    }
+  }
+}
+
+}  // extern "C"
+
+int main(int argc, char **argv) {
+  int seconds = argc > 1 ? atoi(argv[1]) : 2;
+  if (argc > 2 || seconds < 0) {
+    fprintf(2, "usage: psys [SECONDS]\n");
+    return 1;
+  }
+  for (int i = 0; i < kChunk; i++) buf[i] = static_cast<char>('a' + i % 26);
+  int fds[2];
+  if (pipe(fds) < 0) {
+    fprintf(2, "psys: pipe failed\n");
+    return 1;
+  }
+  int deadline = uptime() + 10 * seconds;
+  int rounds = 0;
+  while (uptime() < deadline) {
+    fill_file();
+    read_file();
+    for (int i = 0; i < 8; i++) pipe_round(fds[0], fds[1]);
+    rounds++;
+  }
+  unlink(kFile);
+  printf("psys: done, %d rounds\n", rounds);
+  return 0;
+}
