@@ -2,8 +2,9 @@
 //
 // The blob has a header, a structure block of big-endian 32-bit tokens (BEGIN_NODE name,
 // PROP len nameoff value, END_NODE, NOP, END) and a strings block holding property names.
-// We need one fact from it: where RAM ends, from the `reg` property of the top-level
-// /memory node (QEMU's virt uses two address cells and two size cells).
+// We need two facts from it: where RAM ends, from the `reg` property of the top-level
+// /memory node (QEMU's virt uses two address cells and two size cells), and the kernel
+// command line, the `bootargs` property of /chosen.
 
 #include "boot/fdt.h"
 
@@ -31,44 +32,65 @@ u64 be_cells(const u8 *p, u32 cells) {
 
 }  // namespace
 
-u64 fdt_memory_end(u64 dtb) {
+// Walk the structure block, calling visit(depth, node name, property name, value, length)
+// for each property. Returns false if the blob is not a device tree.
+template <typename Visit>
+bool fdt_walk(u64 dtb, Visit &&visit) {
   const u8 *base = reinterpret_cast<const u8 *>(dtb);
-  if (dtb == 0 || be32(base) != FDT_MAGIC) return 0;
-  u32 totalsize = be32(base + 4);
+  if (dtb == 0 || be32(base) != FDT_MAGIC) return false;
   const u8 *structs = base + be32(base + 8);
   const char *strings = reinterpret_cast<const char *>(base + be32(base + 12));
-  const u8 *limit = base + totalsize;
-
-  u32 addr_cells = 2, size_cells = 1;  // defaults from the specification
+  const u8 *limit = base + be32(base + 4);
+  const char *node = "";
   int depth = 0;
-  bool in_memory = false;
   for (const u8 *p = structs; p + 4 <= limit;) {
     u32 token = be32(p);
     p += 4;
     if (token == FDT_BEGIN_NODE) {
-      const char *name = reinterpret_cast<const char *>(p);
+      node = reinterpret_cast<const char *>(p);
       depth++;
-      in_memory = depth == 2 && strncmp(name, "memory", 6) == 0;
-      p += (strlen(name) + 1 + 3) & ~u64(3);
+      p += (strlen(node) + 1 + 3) & ~u64(3);
     } else if (token == FDT_END_NODE) {
       depth--;
-      in_memory = false;
+      node = "";
     } else if (token == FDT_PROP) {
       u32 len = be32(p);
-      const char *pname = strings + be32(p + 4);
-      const u8 *value = p + 8;
-      if (depth == 1 && strncmp(pname, "#address-cells", 15) == 0) addr_cells = be32(value);
-      if (depth == 1 && strncmp(pname, "#size-cells", 12) == 0) size_cells = be32(value);
-      if (in_memory && strncmp(pname, "reg", 4) == 0 && len >= 4 * (addr_cells + size_cells))
-        return be_cells(value, addr_cells) + be_cells(value + 4 * addr_cells, size_cells);
+      if (visit(depth, node, strings + be32(p + 4), p + 8, len)) return true;
       p += 8 + ((len + 3) & ~u32(3));
     } else if (token == FDT_NOP) {
       continue;
-    } else if (token == FDT_END) {
-      break;
     } else {
-      return 0;
+      break;  // FDT_END, or garbage
     }
   }
-  return 0;
+  return true;
+}
+
+u64 fdt_memory_end(u64 dtb) {
+  u32 addr_cells = 2, size_cells = 1;  // defaults from the specification
+  u64 end = 0;
+  fdt_walk(dtb, [&](int depth, const char *node, const char *prop, const u8 *value, u32 len) {
+    if (depth == 1 && strncmp(prop, "#address-cells", 15) == 0) addr_cells = be32(value);
+    if (depth == 1 && strncmp(prop, "#size-cells", 12) == 0) size_cells = be32(value);
+    if (depth == 2 && strncmp(node, "memory", 6) == 0 && strncmp(prop, "reg", 4) == 0 &&
+        len >= 4 * (addr_cells + size_cells)) {
+      end = be_cells(value, addr_cells) + be_cells(value + 4 * addr_cells, size_cells);
+      return true;
+    }
+    return false;
+  });
+  return end;
+}
+
+const char *fdt_bootargs(u64 dtb) {
+  const char *args = "";
+  fdt_walk(dtb, [&](int depth, const char *node, const char *prop, const u8 *value, u32 len) {
+    if (depth == 2 && strncmp(node, "chosen", 7) == 0 && strncmp(prop, "bootargs", 9) == 0 &&
+        len > 0 && value[len - 1] == 0) {
+      args = reinterpret_cast<const char *>(value);
+      return true;
+    }
+    return false;
+  });
+  return args;
 }

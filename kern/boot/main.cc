@@ -28,7 +28,8 @@ static_assert(BOOT_NCPU == NCPU);
 extern "C" char bss_start[], bss_end[];
 extern "C" char _secondary_entry[];
 
-u64 phys_end = 0;  // end of RAM, from the device tree
+u64 phys_end = 0;         // end of RAM, from the device tree
+char bootargs[128] = {};  // the kernel command line, from the device tree
 
 namespace {
 
@@ -57,8 +58,10 @@ int start_other_harts(u64 boot) {
 
 extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   memset(bss_start, 0, bss_end - bss_start);
+  // Read what we need from the device tree now: it lies in RAM that kinit() hands out.
   phys_end = fdt_memory_end(dtb);
   if (phys_end <= mem::KERNBASE) phys_end = mem::DEFAULT_PHYSTOP;
+  safestrcpy(bootargs, fdt_bootargs(dtb), sizeof(bootargs));
 
   console_init();
   kprintf("\ntern: booting on hart %lu\n", hartid);
@@ -75,6 +78,10 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   virtio_disk_init();
   userinit();
   __sync_synchronize();
+
+  // `make qemu QEMUEXTRA="-append test.panic"` checks the panic path: message, backtrace.
+  for (const char *a = bootargs; *a; a++)
+    if (strncmp(a, "test.panic", 10) == 0) panic("test.panic given on the command line");
 
   int harts = start_other_harts(hartid);
   kprintf("tern: %d harts, %lu MiB memory\n", harts, (phys_end - mem::RAMBASE) >> 20);
