@@ -18,11 +18,12 @@ The marker `@pytest.mark.points(n, lab="...")` records what a test is worth for 
 autograder; nothing adds the points up yet.
 
 By default the session starts with `make all` so the kernel and fs.img are current; pass
---no-build to skip that (`make test` has already built them).
+--no-build to skip that. Under `make test` it is skipped too: make has just built them.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,8 +47,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller has already built everything
     shutil.rmtree(LOG_DIR, ignore_errors=True)
-    if config.getoption("--no-build"):
-        return
+    if config.getoption("--no-build") or "MAKELEVEL" in os.environ:
+        return  # asked not to, or run by `make test`, which has just built everything
     result = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
     if result.returncode != 0:
         output = (result.stdout + result.stderr).strip().splitlines()[-30:]
@@ -168,3 +169,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             continue
     if paths:
         report.sections.append(("console logs", "\n".join(str(p) for p in paths)))
+
+
+# --- Tallies in the terminal summary -------------------------------------------------------
+# A test counts itself under a label with `record_property("tally", label)`; the summary at
+# the end of the session prints "label: passed/total" (for example "crash cycles survived:
+# 24/24"). With `record_property("tally", (label, flag))` it counts the flag instead: how many
+# of the tests that recorded the label set it true. Properties travel with each test's report,
+# so this works under xdist too.
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    tallies: dict[str, list[int]] = {}
+    for reports in terminalreporter.stats.values():
+        for report in reports:
+            if getattr(report, "when", None) != "call":
+                continue
+            for key, value in getattr(report, "user_properties", ()):
+                if key != "tally":
+                    continue
+                label, counted = (value if isinstance(value, (tuple, list))
+                                  else (value, report.passed))
+                entry = tallies.setdefault(str(label), [0, 0])
+                entry[0] += 1 if counted else 0
+                entry[1] += 1
+    for label, (hits, total) in tallies.items():
+        terminalreporter.write_line(f"{label}: {hits}/{total}")

@@ -8,7 +8,6 @@ answer with the same computation done here on the very files mkfs copied into th
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from machine import REPO
 

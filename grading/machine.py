@@ -187,14 +187,18 @@ def _install_cleanup() -> None:
     # Ctrl-C raises KeyboardInterrupt, which unwinds through close() and atexit.
 
 
+# Looked up here, not in the child: loading a library between fork and exec can deadlock.
+try:
+    _prctl = ctypes.CDLL(None, use_errno=True).prctl
+except (OSError, AttributeError):
+    _prctl = None
+_PR_SET_PDEATHSIG = 1
+
+
 def _die_with_parent() -> None:
     """Runs in the QEMU child before exec: SIGKILL it when the harness dies."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
+    if _prctl is not None:
+        _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
 # --- The machine ------------------------------------------------------------------------
@@ -212,8 +216,10 @@ class Machine:
 
     def __init__(self, cpus: int = 3, *, name: str = "machine",
                  extra_args: Sequence[str] = (), log_path: Path | None = None,
-                 root: Path = REPO) -> None:
+                 root: Path = REPO, command: Sequence[str] | None = None) -> None:
+        """`command`, if given, runs instead of QEMU: it is for testing the harness itself."""
         self.cpus = cpus
+        self.command = list(command) if command is not None else None
         self.name = name
         self.extra_args = list(extra_args)
         self.root = root
@@ -224,7 +230,6 @@ class Machine:
         self._child: pexpect.spawn | None = None
         self._tmpdir: Path | None = None
         self._text: list[str] = []  # console chunks, normalised
-        self._buf = ""  # their concatenation, rebuilt lazily
         self._size = 0
         self._arrivals: list[tuple[int, float]] = []  # (end offset, monotonic time)
         self._pos = 0  # where the next wait starts looking
@@ -239,16 +244,19 @@ class Machine:
         """Start QEMU on a private copy of fs.img. boot() calls this when needed."""
         if self._child is not None:
             return
-        kernel = self.root / "build" / "kernel.elf"
-        image = self.root / "fs.img"
-        for needed in (kernel, image):
-            if not needed.exists():
-                raise MachineError(f"{needed} does not exist: run `make build/kernel.elf fs.img`")
         _install_cleanup()
-        self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
-        private = self._tmpdir / "fs.img"
-        shutil.copyfile(image, private)
-        self.argv = qemu_command(self.cpus, private, self.extra_args, self.root)
+        if self.command is not None:
+            self.argv = self.command
+        else:
+            kernel = self.root / "build" / "kernel.elf"
+            image = self.root / "fs.img"
+            for needed in (kernel, image):
+                if not needed.exists():
+                    raise MachineError(f"{needed} does not exist: run `make all`")
+            self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
+            private = self._tmpdir / "fs.img"
+            shutil.copyfile(image, private)
+            self.argv = qemu_command(self.cpus, private, self.extra_args, self.root)
         self.start_time = time.monotonic()
         self._child = pexpect.spawn(
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
@@ -336,7 +344,7 @@ class Machine:
         self._command = cmd
         self.sendline(cmd)
         echo = self._wait(re.compile(re.escape(cmd + "\n")), timeout, failures=failures,
-                          what="the echo of the command")
+                          what="the echo of the command", typed=cmd + "\n")
         prompt = self._wait(PROMPT, timeout, failures=failures, start=echo.end(),
                             what="the next shell prompt")
         self._pos = prompt.end()
@@ -346,7 +354,13 @@ class Machine:
 
     def _wait(self, regex: re.Pattern[str], timeout: float, *,
               failures: Iterable[Failure] = DEFAULT_FAILURES, start: int | None = None,
-              what: str | None = None) -> re.Match[str]:
+              what: str | None = None, typed: str = "") -> re.Match[str]:
+        """Wait for `regex` from `start` on, failing early on any of `failures`.
+
+        `typed` is text just typed, whose echo is expected first: the echo may arrive a few
+        characters at a time, and a command such as `grep panic: README` must not be taken
+        for a panic while its echo is still arriving.
+        """
         failures = tuple(failures)
         what = what or f"/{regex.pattern}/"
         pos = self._pos if start is None else start
@@ -354,7 +368,9 @@ class Machine:
         while True:
             text = self.output
             found = regex.search(text, pos)
-            failed = _first_failure(text, pos, failures)
+            echoed = text[pos:pos + len(typed)]
+            judged = pos + len(echoed) if typed.startswith(echoed) else pos
+            failed = _first_failure(text, judged, failures)
             if failed is not None and (found is None or failed[1].start() < found.start()):
                 name, match = failed
                 self._drain()  # a panic's backtrace follows its first line

@@ -25,7 +25,7 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from machine import REPO
 
@@ -151,6 +151,13 @@ class Symbols:
     def holds(self, name: str, addr: int) -> bool:
         return any(s.start <= addr < s.start + s.size for s in self.by_name.get(name, []))
 
+    def full_name(self, prefix: str, addr: int) -> str | None:
+        """The name of the function at addr, if `prefix` is a cut-off form of it."""
+        for name, syms in self.by_name.items():
+            if name.startswith(prefix) and any(s.start <= addr < s.start + s.size for s in syms):
+                return name
+        return None
+
     def ranges(self, name: str) -> str:
         found = self.by_name.get(name, [])
         if not found:
@@ -168,33 +175,61 @@ def kernel_symbols() -> Symbols:
     return Symbols(BUILD / "kernel.elf")
 
 
-def address_problems(samples: list[Sample], user: Symbols | None, kernel: Symbols | None,
-                     *, allow_unknown: bool = False) -> list[str]:
+# Names cut shorter than this are not accepted as a cut-off form of the real name.
+MIN_CUT_NAME = 40
+
+
+def _part_problems(i: int, s: Sample, frames: list[Frame], table: Symbols,
+                   allow_unknown: bool) -> list[str]:
+    problems = []
+    for k, f in enumerate(frames):
+        lookup = f["address"] if k == 0 else f["address"] - 1
+        name = f["symbol"]
+        if name == "??":
+            if not allow_unknown:
+                problems.append(f"sample {i}: {f['address']:#x} not symbolized (\"??\"): "
+                                f"{describe(s)}")
+            continue
+        if table.holds(name, lookup):
+            continue
+        # A long name cut short still names the right function; test_profile checks
+        # separately that names come out whole.
+        if len(name) < MIN_CUT_NAME or table.full_name(name, lookup) is None:
+            problems.append(
+                f"sample {i}: frame {k} {'pc' if k == 0 else 'return address'} "
+                f"{f['address']:#x} (looked up at {lookup:#x}) is named {name!r}, "
+                f"whose range in {table.elf.name} is {table.ranges(name)}")
+    return problems
+
+
+def address_problems(samples: list[Sample], user: Symbols | Sequence[Symbols] | None,
+                     kernel: Symbols | None, *, allow_unknown: bool = False) -> list[str]:
     """Frames whose address is not inside the function they are named after.
 
     The first frame of each part (kernel, then user) is an interrupted pc and is checked as
     it is; every other frame is a return address and is checked at address - 1. A part is
-    skipped when its table is None. "??" (unknown) is a problem unless allow_unknown.
+    skipped when its table is None. "??" (unknown) is a problem unless allow_unknown. A
+    long name that is a prefix of the right function's name is accepted here.
+
+    `user` may be several tables: a sample's user frames must all fit one of them. That is
+    for `profile run CMD`, whose first samples can come from the `profile` program itself,
+    in the moments between switching sampling on and exec'ing CMD.
     """
+    tables = [] if user is None else [user] if isinstance(user, Symbols) else list(user)
     problems = []
     for i, s in enumerate(samples):
-        for table, frames in ((kernel, kernel_frames(s)), (user, user_frames(s))):
-            if table is None:
-                continue
-            for k, f in enumerate(frames):
-                lookup = f["address"] if k == 0 else f["address"] - 1
-                name = f["symbol"]
-                if name == "??":
-                    if not allow_unknown:
-                        problems.append(f"sample {i}: {f['address']:#x} not symbolized "
-                                        f"(\"??\"): {describe(s)}")
-                    continue
-                if not table.holds(name, lookup):
-                    problems.append(
-                        f"sample {i}: frame {k} {'pc' if k == 0 else 'return address'} "
-                        f"{f['address']:#x} (looked up at {lookup:#x}) is named {name!r}, "
-                        f"whose range in {table.elf.name} is {table.ranges(name)}")
+        if kernel is not None:
+            problems += _part_problems(i, s, kernel_frames(s), kernel, allow_unknown)
+        if tables:
+            tries = [_part_problems(i, s, user_frames(s), t, allow_unknown) for t in tables]
+            if all(tries):
+                problems += tries[0]
     return problems
+
+
+def run_symbols(program: str) -> list[Symbols]:
+    """The tables a sample of `profile run PROGRAM` may resolve against."""
+    return [user_symbols(program), user_symbols("profile")]
 
 
 def chain_counts(samples: Iterable[Sample]) -> Counter[tuple[str, ...]]:

@@ -423,7 +423,7 @@ class Tally {
       order[i] = order[best];
       order[best] = t;
     }
-    printf("%7s %6s %7s %6s  %s\n", "self", "", "incl", "", "function");
+    printf("%7s %6s %7s %6s  %s\n", "self", "%", "incl", "%", "function");
     for (int i = 0; i < n; i++) {
       const FunctionCount &f = *order[i];
       int self = tenths_of_percent(f.self), incl = tenths_of_percent(f.incl);

@@ -47,13 +47,15 @@ void echo(int c) {
 // The console's device functions (devsw[CONSOLE]); console_read is also where
 // tools/boottime sets its breakpoint: the shell has printed its prompt and waits.
 int console_write(int, bool user_src, u64 src, u32, int n) {
-  int i = 0;
-  for (; i < n; i++) {
-    char c;
-    if (either_copyin(&c, user_src, src + i, 1) == -1) break;
-    uart_putc(c);
+  char chunk[64];
+  int done = 0;
+  while (done < n) {
+    int m = n - done < 64 ? n - done : 64;
+    if (either_copyin(chunk, user_src, src + done, m) == -1) break;
+    for (int i = 0; i < m; i++) uart_putc(chunk[i]);
+    done += m;
   }
-  return i;
+  return done;
 }
 
 int console_read(int, bool user_dst, u64 dst, u32, int n) {

@@ -64,6 +64,7 @@ void record(Proc *p, KernelFrame *kf, u64 now);
 struct Counters {
   u32 recorded;   // committed samples in the current generation
   u64 dropped;    // samples lost because the array was full
+  u64 missed;     // sampling periods skipped because the timer interrupt came late
   u32 generation;
 };
 Counters counters();

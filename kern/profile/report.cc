@@ -137,6 +137,7 @@ void render_profstat(ProcText &out) {
   out.str("rate: ").num(rate()).ch('\n');
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
+  out.str("missed: ").num(c.missed).ch('\n');
   out.str("capacity: ").num(CAPACITY).ch('\n');
 }
 

@@ -39,6 +39,7 @@ namespace {
 
 constinit volatile u32 cursor = 0;
 constinit volatile u64 dropped = 0;
+constinit volatile u64 missed = 0;
 constinit volatile u32 generation = 1;
 constinit volatile bool clearing = false;
 constinit volatile bool inside[NCPU] = {};
@@ -74,6 +75,24 @@ class UserReader {
 };
 
 // Reads the current kernel stack; the walker's bounds keep it inside [lo, hi].
+// The 32-bit instruction word at va (2-byte aligned), read through the page table.
+bool read_insn(UserReader &ur, u64 va, u32 *insn) {
+  if ((va & 1) != 0) return false;
+  u64 lo_word, hi_word;
+  u64 base = va & ~7ull;
+  if (!ur.read(base, &lo_word)) return false;
+  u64 shift = (va - base) * 8;
+  if (shift <= 32) {
+    *insn = static_cast<u32>(lo_word >> shift);
+    return true;
+  }
+  if (!ur.read(base + 8, &hi_word)) return false;
+  *insn = static_cast<u32>((lo_word >> shift) | (hi_word << (64 - shift)));
+  return true;
+}
+
+constexpr u32 ECALL = 0x00000073;
+
 struct KernelReader {
   bool read(u64 va, u64 *out) {
     *out = *reinterpret_cast<const u64 *>(va);
@@ -127,6 +146,10 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   u64 text_end = p->text_end;
   UserReader ur(p->pagetable);
   profwalk::Registers uregs{tf->epc, tf->s0, tf->ra};
+  // A pc just after an ecall is inside a system-call stub, which keeps no frame: its caller
+  // is in ra. (During a system call, epc already points past the ecall.)
+  u32 insn;
+  uregs.frameless = tf->epc >= 4 && read_insn(ur, tf->epc - 4, &insn) && insn == ECALL;
   n += profwalk::walk(ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME},
                       [text_end](u64 pc) { return pc < text_end; }, s.frames + n,
                       MAX_FRAMES - n);
@@ -149,7 +172,12 @@ void tick(KernelFrame *kf, u64 now) {
   }
   if (now < c->next_sample) return;
   c->next_sample += period;
-  if (c->next_sample <= now) c->next_sample = now + period;  // we fell behind: skip ahead
+  if (c->next_sample <= now) {
+    // The timer fired late (interrupts were off, or the host was busy): the periods in
+    // between are skipped, and counted, rather than sampled in a burst.
+    __atomic_fetch_add(&missed, (now - c->next_sample) / period + 1, __ATOMIC_RELAXED);
+    c->next_sample = now + period;
+  }
   Proc *p = c->proc;
   if (p != nullptr && (all_mode || p->profiled)) record(p, kf, now);
 }
@@ -168,6 +196,7 @@ Counters counters() {
   hint = i;
   c.recorded = i;
   c.dropped = dropped;
+  c.missed = missed;
   return c;
 }
 
@@ -194,6 +223,7 @@ void clear_samples() {
   generation = generation + 1;
   cursor = 0;
   dropped = 0;
+  missed = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   clearing = false;
 }

@@ -18,6 +18,10 @@
 //    frame only, if the word at fp-8 looks like a frame pointer (aligned, above fp, inside
 //    the stack) we treat the function as a leaf: the caller is `ra`, and the next fp is
 //    that word.
+//  * A function that keeps no frame at all (a system-call stub: `li a7, N; ecall; ret`)
+//    leaves fp pointing at its caller's record, so the caller itself would be skipped.
+//    When the caller knows the pc is in such a function (Registers::frameless) the walk
+//    takes `ra` as the first return address and then reads records from fp as usual.
 //  * The stack may be corrupt or malicious (a user program can put anything in s0). Every
 //    step is checked: fp 8-byte aligned, strictly increasing, inside the stack's bounds; each
 //    word readable (the Reader decides what that means: mapped and user-accessible for user
@@ -36,7 +40,8 @@ namespace profwalk {
 struct Registers {
   uint64_t pc;  // the sampled pc (sepc)
   uint64_t fp;  // s0 at the sample
-  uint64_t ra;  // ra at the sample (only used by the leaf rule)
+  uint64_t ra;  // ra at the sample (used by the leaf and frameless rules)
+  bool frameless = false;  // pc is in a function that saved nothing (see above)
 };
 
 struct Bounds {
@@ -60,6 +65,11 @@ int walk(Reader &mem, const Registers &regs, const Bounds &b, IsText &&is_text, 
 
   uint64_t fp = regs.fp;
   bool first = true;
+  if (regs.frameless) {
+    if (regs.ra == 0 || !is_text(regs.ra) || n >= max) return n;
+    out[n++] = regs.ra;
+    first = false;  // fp is the caller's: an ordinary record, never a leaf's
+  }
   while (n < max) {
     if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) break;
     uint64_t w8, w16;

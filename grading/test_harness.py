@@ -1,0 +1,110 @@
+"""The harness itself: does it notice what it must notice?
+
+A grader that misses a kernel panic, or hangs instead of failing, is worse than none. These
+tests replace QEMU with a small scripted console (FAKE_CONSOLE below) that behaves like
+the real one: OpenSBI's banner, the kernel's `tern:` lines, a `$ ` prompt, echo of typed
+characters, CRLF line ends. Each command makes it misbehave in one particular way. No QEMU
+is started, so these tests take well under a second each.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from machine import Machine, MachineError
+
+FAKE_CONSOLE = r'''
+import os, sys, time, tty
+tty.setraw(0)
+def out(text):
+    os.write(1, text.replace("\n", "\r\n").encode())
+out("OpenSBI v1.1\nPlatform HART Count       : 3\n\ntern: booting on hart 0\n")
+out("tern: 3 harts\n$ ")
+line = b""
+while True:
+    c = os.read(0, 1)
+    if not c:
+        break
+    time.sleep(0.002)  # echo slowly, so the harness sees a command's echo in pieces
+    os.write(1, c.replace(b"\n", b"\r\n"))
+    if c != b"\n":
+        line += c
+        continue
+    cmd, line = line.decode(), b""
+    if cmd == "panic":
+        out("panic: broken invariant\n  #0 0x80201234 sleep+0x10\n")
+        continue
+    if cmd == "quit":
+        sys.exit(3)
+    if cmd == "hang":
+        continue
+    if cmd.startswith("echo "):
+        out(cmd[5:] + "\n")
+    if cmd == "killed":
+        out("killed pid 4 (tfault): store page fault at address 0x0, pc 0x10, scause 0xf\n")
+    if cmd == "trap":
+        out("kerneltrap: unexpected trap scause 0xd\n")
+    if cmd == "fail":
+        out("t: FAIL something\n")
+    out("$ ")
+'''
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> Iterator[Machine]:
+    script = tmp_path / "console.py"
+    script.write_text(FAKE_CONSOLE)
+    m = Machine(3, name="harness", command=[sys.executable, str(script)],
+                log_path=tmp_path / "console.log")
+    m.boot(timeout=10)
+    yield m
+    m.close()
+
+
+def test_run_returns_output_without_carriage_returns(fake: Machine) -> None:
+    assert fake.boot_output.endswith("tern: 3 harts\n")
+    assert "\r" not in fake.output
+    assert fake.run("echo hello") == "hello\n"
+    # The echo of a command is not output: words in it are not judged.
+    assert fake.run("unknown panic: FAIL scause") == ""
+
+
+@pytest.mark.parametrize("cmd, reason", [
+    ("panic", "kernel panic"),
+    ("trap", "unexpected trap"),
+    ("fail", "test program failure"),
+    ("quit", "QEMU exited"),
+    ("hang", "timed out"),
+])
+def test_failures_are_reported(fake: Machine, cmd: str, reason: str) -> None:
+    with pytest.raises(MachineError) as info:
+        fake.run(cmd, timeout=1)
+    message = str(info.value)
+    assert message.startswith(reason)
+    assert f"command: {cmd}" in message
+    assert "last 40 lines of the console" in message
+    assert fake.log_path.exists() and f"full console log: {fake.log_path}" in message
+    assert not fake.at_prompt
+
+
+def test_panic_message_includes_backtrace(fake: Machine) -> None:
+    with pytest.raises(MachineError) as info:
+        fake.run("panic", timeout=1)
+    assert "#0 0x80201234 sleep+0x10" in str(info.value)
+
+
+def test_a_killed_process_is_not_a_kernel_failure(fake: Machine) -> None:
+    out = fake.run("killed")
+    assert re.match(r"killed pid 4 \(tfault\):", out)
+    fake.assert_no_failures()
+
+
+def test_close_kills_the_process(fake: Machine) -> None:
+    fake.close()
+    assert not fake.alive
+    fake.close()  # a second close is harmless

@@ -1,0 +1,172 @@
+"""profconv: turn a tern profile into a report or into another profiler's file format.
+
+    tools/profconv FORMAT PROFILE [-o OUT] [options]
+
+PROFILE is the JSON of /proc/profile (a file, or - for standard input), or an export image
+written by `expcopy /proc/profile` (tools/profget makes one), which is unpacked first.
+FORMAT is one of:
+
+    top         the table of functions by self and inclusive samples (like `profile top`)
+    folded      folded stacks, for flamegraph.pl, inferno or speedscope
+    speedscope  speedscope's JSON format (https://www.speedscope.app)
+    perf        `perf script` text, for the Firefox Profiler or speedscope
+    pprof       gzipped profile.proto, for `go tool pprof` (binary: needs -o or a pipe)
+    svg         a flame graph picture
+    html        a report page: flame graph (zoom, search), timeline, table of functions
+
+The output goes to standard output unless -o names a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Dict, List, Optional, Sequence
+
+from . import export, folded, model, perf, pprof, report, speedscope, svg, top
+
+FORMATS = ("top", "folded", "speedscope", "perf", "pprof", "svg", "html")
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_pids(values: Optional[List[str]]) -> Optional[List[int]]:
+    """--pid 3 --pid 4,5 -> [3, 4, 5]; None when no --pid was given."""
+    if not values:
+        return None
+    pids = []
+    for value in values:
+        for part in value.split(","):
+            if not part.strip().isdigit():
+                raise UsageError(f"--pid wants process numbers, not {part!r}")
+            pids.append(int(part))
+    return pids
+
+
+def parse_names(values: Optional[List[str]]) -> Dict[int, str]:
+    """--name 3=spin -> {3: "spin"}."""
+    names = {}
+    for value in values or []:
+        pid, sep, name = value.partition("=")
+        if not sep or not pid.strip().isdigit() or not name.strip():
+            raise UsageError(f"--name wants PID=NAME, not {value!r}")
+        names[int(pid)] = name.strip()
+    return names
+
+
+def read_profile(path: str) -> model.Profile:
+    """The profile in a JSON file, on standard input, or inside an export image."""
+    if path == "-":
+        return model.loads(sys.stdin.read())
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as err:
+        raise model.ProfileError(f"cannot read {path}: {err.strerror}") from None
+    if raw.startswith(export.MAGIC):
+        try:
+            raw = export.parse(raw).data
+        except export.ExportError as err:
+            raise model.ProfileError(f"{path}: {err}") from None
+    try:
+        return model.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise model.ProfileError(f"{path}: not a text file ({err.reason} at byte {err.start})") \
+            from None
+    except model.ProfileError as err:
+        raise model.ProfileError(f"{path}: {err}") from None
+
+
+def convert(fmt: str, profile: model.Profile, args: argparse.Namespace) -> bytes:
+    """The output of one format, as bytes."""
+    if fmt == "top":
+        text = top.render(profile, None if args.lines == 0 else args.lines)
+    elif fmt == "folded":
+        text = folded.render(profile, with_pid=args.with_pid)
+    elif fmt == "speedscope":
+        text = json.dumps(speedscope.convert(profile, args.title or "tern profile"),
+                          separators=(",", ":")) + "\n"
+    elif fmt == "perf":
+        text = perf.render(profile)
+    elif fmt == "pprof":
+        period = None if args.rate is None else max(1, round(1_000_000 / args.rate))
+        return pprof.render(profile, period)
+    elif fmt == "svg":
+        text = svg.render(profile, args.title or "Flame graph", with_pid=args.with_pid)
+    else:
+        text = report.render(profile, args.title or "tern profile")
+    return text.encode("utf-8")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="profconv", description="Convert a tern profile (/proc/profile JSON, or an export "
+        "image holding one) into a report or another profiler's format.",
+        epilog="formats: top (table of functions), folded (flamegraph.pl input), speedscope, "
+        "perf (perf script text), pprof (gzipped profile.proto), svg (flame graph), "
+        "html (interactive report)")
+    p.add_argument("format", choices=FORMATS, metavar="FORMAT", help=" | ".join(FORMATS))
+    p.add_argument("profile", metavar="PROFILE", help="the profile JSON, - for standard input, "
+                   "or an export image")
+    p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
+    p.add_argument("--pid", action="append", metavar="PID",
+                   help="keep only these processes (repeat it, or separate pids by commas)")
+    p.add_argument("--name", action="append", metavar="PID=NAME",
+                   help="name a process in the output (the profile has only numbers)")
+    p.add_argument("--with-pid", action="store_true",
+                   help="folded, svg: start each stack with its process (\"pid 3\")")
+    p.add_argument("-n", "--lines", type=int, default=10, metavar="N",
+                   help="top: how many functions to list (0: all; default 10)")
+    p.add_argument("--rate", type=float, metavar="HZ",
+                   help="pprof: the sampling rate (estimated from the timestamps if not given)")
+    p.add_argument("--title", help="svg, html, speedscope: the title")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        pids = parse_pids(args.pid)
+        names = parse_names(args.name)
+        if args.rate is not None and args.rate <= 0:
+            raise UsageError("--rate must be positive")
+        if args.lines < 0:
+            raise UsageError("-n must not be negative")
+    except UsageError as err:
+        print(f"profconv: {err}", file=sys.stderr)
+        return 2
+    try:
+        profile = read_profile(args.profile)
+    except model.ProfileError as err:
+        print(f"profconv: {err}", file=sys.stderr)
+        return 1
+    profile.names.update(names)
+    profile = profile.of_pids(pids)
+    if pids is not None and not profile.samples:
+        print(f"profconv: no samples of pid {', '.join(map(str, pids))} in {args.profile}",
+              file=sys.stderr)
+        return 1
+    out = convert(args.format, profile, args)
+    if args.output and args.output != "-":
+        try:
+            with open(args.output, "wb") as f:
+                f.write(out)
+        except OSError as err:
+            print(f"profconv: cannot write {args.output}: {err.strerror}", file=sys.stderr)
+            return 1
+        return 0
+    if args.format == "pprof" and sys.stdout.isatty():
+        print("profconv: pprof output is binary: use -o FILE or a pipe", file=sys.stderr)
+        return 2
+    try:
+        sys.stdout.buffer.write(out)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `profconv ... | head` closed the pipe: not an error. Point stdout at /dev/null so
+        # that Python's own flush at exit does not complain about the pipe again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0

@@ -1,0 +1,85 @@
+"""Reading a file that tern copied out through its export disk.
+
+The console is a slow way to get a large file out of the machine (a few kilobytes a
+second), so QEMU gives tern a second, raw disk: /dev/export inside, an ordinary image file
+outside. `expcopy FILE` writes FILE there in a small container (kern/abi/export.h), and this
+module unpacks it on the host:
+
+    bytes [0, 4096)            the header, little-endian:
+                                 char magic[8]    "TERNEXP1"
+                                 u64 length       bytes of data
+                                 u32 crc32        IEEE CRC-32 of the data (as zlib computes it)
+                                 u32 reserved
+                                 char name[64]    the file's name, NUL-terminated
+    bytes [4096, 4096+length)  the data
+
+The checks are there because a disk has no notion of "end of file": a blank disk, a copy
+that was cut short or an image left over from an earlier run would otherwise be read as
+data. The magic says something was written, the length says how much, and the checksum
+says it all arrived.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Union
+
+MAGIC = b"TERNEXP1"
+HEADER_SIZE = 4096
+HEADER = struct.Struct("<8sQII64s")  # the fields at the start of the header block
+
+
+class ExportError(ValueError):
+    """The image does not hold a complete, intact exported file."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    name: str
+    data: bytes
+
+
+def parse(image: bytes) -> Exported:
+    """The file held in an export image's bytes."""
+    if len(image) < HEADER_SIZE:
+        raise ExportError(f"the image is {len(image)} bytes, shorter than the "
+                          f"{HEADER_SIZE}-byte header")
+    magic, length, crc, _reserved, raw_name = HEADER.unpack_from(image)
+    if magic != MAGIC:
+        if not any(image[:HEADER_SIZE]):
+            raise ExportError("the image is blank: nothing was exported (did expcopy run?)")
+        raise ExportError(f"bad magic {magic!r}, expected {MAGIC!r}: not an export image")
+    room = len(image) - HEADER_SIZE
+    if length > room:
+        raise ExportError(f"the header announces {length} bytes of data but the image holds "
+                          f"only {room} after the header")
+    data = image[HEADER_SIZE:HEADER_SIZE + length]
+    actual = zlib.crc32(data) & 0xFFFFFFFF
+    if actual != crc:
+        raise ExportError(f"checksum mismatch: the header says {crc:#010x}, the data has "
+                          f"{actual:#010x} (a copy cut short, or a stale image?)")
+    name = raw_name.split(b"\0", 1)[0].decode("utf-8", errors="replace")
+    return Exported(name, data)
+
+
+def read(path: Union[str, Path]) -> Exported:
+    """The file held in the export image at `path`."""
+    try:
+        return parse(Path(path).read_bytes())
+    except ExportError as err:
+        raise ExportError(f"{path}: {err}") from None
+
+
+def pack(data: bytes, name: str = "", size: int = 0) -> bytes:
+    """An export image holding `data`, padded with zeros to `size` bytes if that is larger.
+
+    expcopy writes these inside tern; this is the same thing on the host, for tests and for
+    preparing images by hand.
+    """
+    raw_name = name.encode("utf-8")[:63]
+    header = HEADER.pack(MAGIC, len(data), zlib.crc32(data) & 0xFFFFFFFF, 0, raw_name)
+    image = header.ljust(HEADER_SIZE, b"\0") + data
+    return image.ljust(size, b"\0")

@@ -1,0 +1,197 @@
+"""A profile as the kernel writes it, read into Python objects and checked on the way.
+
+/proc/profile is a JSON array with one object per sample (kern/profile/report.cc):
+
+    {"pid":3,"tid":3,"timestamp":1234567,"hart":0,"mode":"user","samples":[
+      {"address":1234,"symbol":"hot","kernel":false}, ...]}
+
+"timestamp" counts microseconds since boot. "samples" is the call stack at the moment of
+the sample, innermost frame first; when the process was inside the kernel (a system call,
+a page fault) the kernel's frames come first and the user frames that led there follow.
+
+Every converter in this package wants the opposite order, outermost caller first, so that
+is what Sample.stack() gives. Each frame also has a *label*, the name a report shows:
+kernel functions carry a " [k]" suffix, so a kernel `sleep` and a user `sleep` stay apart
+and a reader sees at a glance where user code ends and the kernel begins.
+
+The parser is strict about the things the converters rely on (every pid a number, every
+frame a symbol) and says exactly which sample is wrong, but it ignores keys it does not
+know, so a later kernel can add fields without breaking the tools.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Tuple
+
+KERNEL_SUFFIX = " [k]"
+UNKNOWN_SYMBOL = "??"  # what the kernel writes when an address is in no known function
+
+
+class ProfileError(ValueError):
+    """The input is not a profile in the format of /proc/profile."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    address: int
+    symbol: str
+    kernel: bool
+
+    @property
+    def label(self) -> str:
+        """The function's name as reports show it: kernel functions end in " [k]"."""
+        name = self.symbol or UNKNOWN_SYMBOL
+        return name + KERNEL_SUFFIX if self.kernel else name
+
+
+@dataclass(frozen=True)
+class Sample:
+    pid: int
+    tid: int
+    timestamp: int  # microseconds since boot
+    hart: int
+    mode: str  # "user" or "kernel": where the sampling interrupt found the hart
+    frames: Tuple[Frame, ...]  # innermost first, as in the file
+
+    def stack(self) -> Tuple[Frame, ...]:
+        """The frames outermost first: main before the functions it called."""
+        return tuple(reversed(self.frames))
+
+
+@dataclass
+class Profile:
+    samples: List[Sample]
+    # Process names by pid, when the user knows them (the JSON has none): profconv's
+    # --name option. Reports fall back to "pid N".
+    names: Dict[int, str] = field(default_factory=dict)
+
+    def pids(self) -> List[int]:
+        return sorted({s.pid for s in self.samples})
+
+    def of_pids(self, pids: Optional[Iterable[int]]) -> "Profile":
+        """The samples of the given processes only (all of them for None)."""
+        if pids is None:
+            return self
+        wanted = set(pids)
+        return Profile([s for s in self.samples if s.pid in wanted], dict(self.names))
+
+    def process_name(self, pid: int) -> str:
+        """A short name for a process, without spaces: its known name, else "pidN"."""
+        return self.names.get(pid) or f"pid{pid}"
+
+    def process_label(self, pid: int) -> str:
+        """How a report titles a process: "pid 3" or "pid 3 (spin)"."""
+        name = self.names.get(pid)
+        return f"pid {pid} ({name})" if name else f"pid {pid}"
+
+    def time_span(self) -> Tuple[int, int]:
+        """The first and last timestamps, in microseconds since boot ((0, 0) if empty)."""
+        if not self.samples:
+            return (0, 0)
+        times = [s.timestamp for s in self.samples]
+        return (min(times), max(times))
+
+    def period_us(self) -> Optional[int]:
+        """The sampling period, estimated from the timestamps, or None if there are too few.
+
+        Each hart has its own sampling clock, so two consecutive samples taken on the same
+        hart are normally one period apart. Gaps grow when the profiled process was not
+        running there, so the typical (median) gap is taken, not the mean.
+        """
+        last: Dict[int, int] = {}
+        gaps = []
+        for s in sorted(self.samples, key=lambda s: s.timestamp):
+            if s.hart in last and s.timestamp > last[s.hart]:
+                gaps.append(s.timestamp - last[s.hart])
+            last[s.hart] = s.timestamp
+        if not gaps:
+            return None
+        return max(1, int(statistics.median(gaps)))
+
+
+# --- Reading ---------------------------------------------------------------------------------
+
+
+def loads(text: str) -> Profile:
+    """The profile in `text`, the contents of /proc/profile."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        around = text[max(0, err.pos - 40):err.pos + 40]
+        raise ProfileError(f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno} "
+                           f"(near {around!r})") from None
+    return from_json(data)
+
+
+def load(path: str) -> Profile:
+    """The profile in the file at `path` ("-" reads standard input)."""
+    if path == "-":
+        import sys
+        return loads(sys.stdin.read())
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError as err:
+        raise ProfileError(f"{path}: not a text file ({err.reason} at byte {err.start})") from None
+    try:
+        return loads(text)
+    except ProfileError as err:
+        raise ProfileError(f"{path}: {err}") from None
+
+
+def from_json(data: Any) -> Profile:
+    """The profile in an already decoded JSON document."""
+    if not isinstance(data, list):
+        raise ProfileError(f"a profile is a JSON array of samples, not a {_kind(data)}")
+    return Profile([_sample(i, item) for i, item in enumerate(data)])
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean",
+            type(None): "null"}.get(type(value), "number")
+
+
+def _whole(where: str, key: str, value: Any) -> int:
+    # bool is a subclass of int in Python, but `true` is not a pid.
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ProfileError(f"{where}: \"{key}\" should be a whole number, not {value!r}")
+    return value
+
+
+def _sample(index: int, item: Any) -> Sample:
+    where = f"sample {index}"
+    if not isinstance(item, dict):
+        raise ProfileError(f"{where}: should be an object, not a {_kind(item)}")
+    for key in ("pid", "timestamp", "samples"):
+        if key not in item:
+            raise ProfileError(f"{where}: has no \"{key}\"")
+    pid = _whole(where, "pid", item["pid"])
+    tid = _whole(where, "tid", item.get("tid", pid))
+    timestamp = _whole(where, "timestamp", item["timestamp"])
+    hart = _whole(where, "hart", item.get("hart", 0))
+    raw_frames = item["samples"]
+    if not isinstance(raw_frames, list):
+        raise ProfileError(f"{where}: \"samples\" should be an array of frames")
+    frames = tuple(_frame(f"{where}, frame {i}", f) for i, f in enumerate(raw_frames))
+    mode = item.get("mode")
+    if mode is None:  # older kernels: a sample is in kernel mode if it has kernel frames
+        mode = "kernel" if any(f.kernel for f in frames) else "user"
+    if mode not in ("user", "kernel"):
+        raise ProfileError(f"{where}: \"mode\" should be \"user\" or \"kernel\", not {mode!r}")
+    return Sample(pid, tid, timestamp, hart, mode, frames)
+
+
+def _frame(where: str, item: Any) -> Frame:
+    if not isinstance(item, dict):
+        raise ProfileError(f"{where}: should be an object, not a {_kind(item)}")
+    address = _whole(where, "address", item.get("address", 0))
+    symbol = item.get("symbol", UNKNOWN_SYMBOL)
+    if not isinstance(symbol, str):
+        raise ProfileError(f"{where}: \"symbol\" should be a string, not {symbol!r}")
+    kernel = item.get("kernel", False)
+    if not isinstance(kernel, bool):
+        raise ProfileError(f"{where}: \"kernel\" should be true or false, not {kernel!r}")
+    return Frame(address, symbol, kernel)

@@ -1,0 +1,359 @@
+// usertests: the file system at its limits, and under concurrent use.
+//
+// Every resource runs out somewhere: a file at MAXFILE blocks (12 direct and 256 through
+// the indirect block), the disk when its free blocks are gone, the inode table at its
+// last free inode, a process's descriptor table at NOFILE and the kernel's open-file
+// table at NFILE. Each time the call that asks for more must fail with -1 (or, for a
+// write, stop short), leave what exists intact, and everything must work again once the
+// test has cleaned up.
+//
+// "Work again" is checked strictly: each test that fills the disk or the inode table
+// fills it twice, and the two fills must hold exactly as much. A failed call that leaked
+// a block or an inode would make the second fill smaller.
+#pragma once
+
+#include "usertests.h"
+
+namespace ut {
+
+constexpr int kBlock = 1024;
+constexpr int kMaxFileBlocks = 12 + 256;
+
+// A file of exactly MAXFILE blocks; one block more is refused and changes nothing.
+void test_maxfile() {
+  const char *path = "um_big";
+  int fd = open(path, O_CREATE | O_RDWR | O_TRUNC);
+  CHECK(fd >= 0, "cannot create %s", path);
+  for (int b = 0; b < kMaxFileBlocks; b++) {
+    for (int i = 0; i < kBlock; i += 4) *reinterpret_cast<int *>(scratch + i) = b * 1000 + i;
+    int w = write(fd, scratch, kBlock);
+    CHECK(w == kBlock, "write of block %d returned %d", b, w);
+  }
+  int w = write(fd, scratch, kBlock);
+  CHECK(w == -1 || (w >= 0 && w < kBlock), "write past MAXFILE blocks returned %d", w);
+  CHECK(write(fd, scratch, 1) <= 0, "a 1-byte write past MAXFILE succeeded");
+  struct stat st;
+  CHECK(fstat(fd, &st) == 0, "fstat failed");
+  CHECK(st.size == static_cast<unsigned long>(kMaxFileBlocks) * kBlock,
+        "the file has %lu bytes, expected %d", st.size, kMaxFileBlocks * kBlock);
+  close(fd);
+  // Read it all back: direct blocks, the first indirect one, the last one.
+  fd = open(path, O_RDONLY);
+  for (int b = 0; b < kMaxFileBlocks; b++) {
+    read_exact(fd, scratch, kBlock, path);
+    for (int i = 0; i < kBlock; i += 4) {
+      int v = *reinterpret_cast<int *>(scratch + i);
+      CHECK(v == b * 1000 + i, "block %d offset %d holds %d", b, i, v);
+    }
+  }
+  char c;
+  CHECK(read(fd, &c, 1) == 0, "read past MAXFILE blocks returned data");
+  close(fd);
+  must_unlink(path);
+}
+
+// A directory of hundreds of entries, all links to one file.
+void test_bigdir() {
+  constexpr int kLinks = 400;
+  CHECK(mkdir("ub") == 0, "mkdir ub failed");
+  make_file("ub/base", "b", 1);
+  char name[32];
+  for (int i = 0; i < kLinks; i++) {
+    int r = link("ub/base", numbered(name, "ub/l", i));
+    CHECK(r == 0, "link number %d failed", i);
+  }
+  struct stat st;
+  CHECK(stat("ub/base", &st) == 0 && st.nlink == kLinks + 1, "nlink is %d, expected %d",
+        st.nlink, kLinks + 1);
+  CHECK(stat("ub", &st) == 0 && st.size >= (kLinks + 3) * 16UL, "directory size %lu",
+        st.size);
+  for (int i = kLinks - 1; i >= 0; i -= 37) {
+    CHECK(stat(numbered(name, "ub/l", i), &st) == 0, "%s is missing", name);
+  }
+  CHECK(link("ub/base", "ub/l17") == -1, "a duplicate name was accepted");
+  // Remove every other one, then reuse the freed slots, then remove the rest.
+  for (int i = 0; i < kLinks; i += 2) must_unlink(numbered(name, "ub/l", i));
+  for (int i = 0; i < kLinks; i += 2) {
+    CHECK(link("ub/base", numbered(name, "ub/m", i)) == 0, "relink %d failed", i);
+  }
+  CHECK(unlink("ub") == -1, "unlink of a directory of %d entries succeeded", kLinks);
+  for (int i = 1; i < kLinks; i += 2) must_unlink(numbered(name, "ub/l", i));
+  for (int i = 0; i < kLinks; i += 2) must_unlink(numbered(name, "ub/m", i));
+  CHECK(stat("ub/base", &st) == 0 && st.nlink == 1, "nlink is %d after removing all links",
+        st.nlink);
+  must_unlink("ub/base");
+  must_unlink("ub");
+}
+
+// Create files until no inode is left; twice, with the same count.
+int fill_inodes(const char *prefix, char *name) {
+  int n = 0;
+  for (;;) {
+    int fd = open(numbered(name, prefix, n), O_CREATE | O_RDWR);
+    if (fd < 0) break;
+    close(fd);
+    n++;
+    CHECK(n <= NINODES, "created %d files on a disk of %d inodes", n, NINODES);
+  }
+  return n;
+}
+
+void test_noinodes() {
+  CHECK(mkdir("ui") == 0, "mkdir ui failed");
+  char name[32];
+  int first = fill_inodes("ui/", name);
+  CHECK(first >= 50, "only %d inodes were free", first);
+  // With no inode left, nothing else that needs one can be made either...
+  CHECK(mkdir("ui/d") == -1, "mkdir with no free inode succeeded");
+  CHECK(mknod("ui/n", 9, 0) == -1, "mknod with no free inode succeeded");
+  // ...but what needs none still works: a link, and writing to an existing file.
+  CHECK(link("ui/0", "ui/link") == 0, "link with no free inode failed");
+  int fd = open("ui/1", O_RDWR);
+  write_exact(fd, "still writable", 14, "ui/1");
+  close(fd);
+  must_unlink("ui/link");
+  for (int i = 0; i < first; i++) must_unlink(numbered(name, "ui/", i));
+  int second = fill_inodes("ui/", name);
+  for (int i = 0; i < second; i++) must_unlink(numbered(name, "ui/", i));
+  must_unlink("ui");
+  CHECK(second == first, "the inode table held %d files, then %d: inodes leaked", first,
+        second);
+}
+
+// Write files until the disk is full. Returns the number of whole blocks written.
+int fill_disk(char *name, int *files) {
+  memset(scratch, 'D', 4 * kBlock);
+  int blocks = 0;
+  *files = 0;
+  for (bool full = false; !full; (*files)++) {
+    int fd = open(numbered(name, "uo/", *files), O_CREATE | O_RDWR);
+    if (fd < 0) break;  // no block left for the directory to grow: also full
+    for (int b = 0; b < kMaxFileBlocks; b++) {
+      int w = write(fd, scratch, kBlock);
+      if (w != kBlock) {
+        CHECK(w == -1 || (w >= 0 && w < kBlock), "a write to a full disk returned %d", w);
+        full = true;
+        break;
+      }
+      blocks++;
+    }
+    close(fd);
+  }
+  return blocks;
+}
+
+void remove_fill(char *name, int files) {
+  for (int i = 0; i < files; i++) unlink(numbered(name, "uo/", i));
+}
+
+// The files go in a directory of their own, made before the first fill, so that the
+// directory itself does not grow during either fill and both hold the same data blocks.
+void test_noblocks() {
+  CHECK(mkdir("uo") == 0, "mkdir uo failed");
+  char name[32];
+  int files = 0;
+  int first = fill_disk(name, &files);
+  CHECK(first >= 500, "only %d blocks could be written", first);
+  // With the disk full: a directory needs a block and fails; a file needs none.
+  CHECK(mkdir("uo/dir") == -1, "mkdir on a full disk succeeded");
+  struct stat st;
+  CHECK(stat("uo/dir", &st) == -1, "a failed mkdir left its name behind");
+  int fd = open("uo/empty", O_CREATE | O_RDWR);
+  if (fd >= 0) {
+    CHECK(write(fd, scratch, kBlock) <= 0, "a write on a full disk succeeded");
+    close(fd);
+    must_unlink("uo/empty");
+  }
+  // What was written is intact.
+  fd = open(numbered(name, "uo/", 0), O_RDONLY);
+  CHECK(fd >= 0, "cannot open %s", name);
+  read_exact(fd, scratch2, kBlock, name);
+  CHECK(scratch2[0] == 'D' && scratch2[kBlock - 1] == 'D', "data of a full disk is wrong");
+  close(fd);
+  remove_fill(name, files);
+  int files2 = 0;
+  int second = fill_disk(name, &files2);
+  remove_fill(name, files2);
+  CHECK(second == first, "the disk took %d blocks, then %d: blocks leaked", first, second);
+  // And a normal file can be written again.
+  memset(scratch, 'n', 8 * kBlock);
+  make_file("uo/after", scratch, 8 * kBlock);
+  must_unlink("uo/after");
+  must_unlink("uo");
+}
+
+// The descriptor table of one process: NOFILE entries, lowest free one first.
+void test_nofds() {
+  int fds[NOFILE];
+  int n = 0;
+  for (;;) {
+    int fd = open("/README", O_RDONLY);
+    if (fd < 0) break;
+    CHECK(n < NOFILE, "more than NOFILE descriptors open");
+    fds[n++] = fd;
+  }
+  CHECK(n == NOFILE - 3, "opened %d files besides 0, 1, 2; expected %d", n, NOFILE - 3);
+  // Every way of asking for one more fails, many times over, without using anything up.
+  for (int i = 0; i < 50; i++) {
+    CHECK(open("/README", O_RDONLY) == -1, "open beyond NOFILE succeeded");
+    CHECK(dup(0) == -1, "dup beyond NOFILE succeeded");
+    int p[2];
+    CHECK(pipe(p) == -1, "pipe beyond NOFILE succeeded");
+    CHECK(open("un_fdfile", O_CREATE | O_RDWR) == -1, "create beyond NOFILE succeeded");
+  }
+  // The failed create may have made the file (that is allowed); remove it if so.
+  unlink("un_fdfile");
+  // The lowest free descriptor is reused.
+  close(fds[4]);
+  int fd = open("/README", O_RDONLY);
+  CHECK(fd == fds[4], "after closing fd %d, open returned %d", fds[4], fd);
+  for (int i = 0; i < n; i++) close(fds[i]);
+  fd = open("/README", O_RDONLY);
+  CHECK(fd == 3, "after closing all, open returned %d", fd);
+  close(fd);
+  // A child inherits the descriptors and can close its copies without touching ours.
+  int p[2];
+  CHECK(pipe(p) == 0, "pipe failed");
+  int pid = spawn([&] {
+    for (int i = 3; i < NOFILE; i++) close(i);
+  });
+  expect_ok(pid, "closing child");
+  write_exact(p[1], "k", 1, "pipe after the child closed its copies");
+  close(p[0]);
+  close(p[1]);
+}
+
+// The kernel's table of open files (NFILE) is shared by all processes.
+void test_nfile() {
+  constexpr int kChildren = 10;  // 10 x 11 descriptors: more than NFILE
+  int counts[2], gate[2];
+  CHECK(pipe(counts) == 0 && pipe(gate) == 0, "pipe failed");
+  for (int c = 0; c < kChildren; c++) {
+    spawn([&] {
+      close(counts[0]);
+      close(gate[1]);
+      // Open as many as this process may (4 descriptors are taken by the two pipes).
+      int n = 0;
+      while (open("/README", O_RDONLY) >= 0) n++;
+      write(counts[1], &n, sizeof(n));
+      char x;
+      read(gate[0], &x, 1);  // hold them until the parent has counted everyone's
+    });
+  }
+  close(counts[1]);
+  close(gate[0]);
+  int total = 0;
+  bool someone_short = false;
+  for (int c = 0; c < kChildren; c++) {
+    int n = 0;
+    read_exact(counts[0], &n, sizeof(n), "count");
+    total += n;
+    if (n < NOFILE - 5) someone_short = true;
+  }
+  CHECK(total <= NFILE, "%d files open at once, more than NFILE (%d)", total, NFILE);
+  CHECK(someone_short, "no child ran out: the open-file table has room for %d+", total);
+  close(gate[1]);  // let them go
+  close(counts[0]);
+  CHECK(reap_all() == kChildren, "lost a child");
+  // Everything came back: a process can open its full share again.
+  int n = 0;
+  int fds[NOFILE];
+  for (int fd; (fd = open("/README", O_RDONLY)) >= 0;) fds[n++] = fd;
+  CHECK(n == NOFILE - 3, "after the children left only %d files could be opened", n);
+  while (n > 0) close(fds[--n]);
+}
+
+// Several processes creating, writing, linking and removing the same few names in one
+// directory at the same time. Afterwards the directory must be consistent: every entry
+// names a live inode, and it can be emptied and removed.
+void test_fsconcurrent() {
+  constexpr int kWorkers = 4;
+  constexpr int kRounds = 250;
+  constexpr int kNames = 8;
+  CHECK(mkdir("uc") == 0, "mkdir uc failed");
+  int pids[kWorkers];
+  for (int w = 0; w < kWorkers; w++) {
+    pids[w] = spawn([w] {
+      Rng rng(0x1234 + w);
+      char name[32], other[32];
+      for (int i = 0; i < kRounds; i++) {
+        numbered(name, "uc/n", static_cast<int>(rng.below(kNames)));
+        switch (rng.below(5)) {
+          case 0:
+          case 1: {
+            int fd = open(name, O_CREATE | O_RDWR);
+            if (fd >= 0) {  // it may be a directory, made by another worker
+              write(fd, "abcdefgh", 1 + rng.below(8));
+              close(fd);
+            }
+            break;
+          }
+          case 2:
+            unlink(name);  // may fail: already gone, or a non-empty directory
+            break;
+          case 3:
+            link(name, numbered(other, "uc/n", static_cast<int>(rng.below(kNames))));
+            break;
+          default:
+            if (rng.below(4) == 0) {
+              mkdir(name);
+            } else {
+              struct stat st;
+              if (stat(name, &st) == 0) {
+                CHECK(st.type == T_FILE || st.type == T_DIR, "%s has type %d", name, st.type);
+                CHECK(st.nlink >= 1, "%s is named but has nlink %d", name, st.nlink);
+              }
+            }
+        }
+      }
+    });
+  }
+  for (int pid : pids) expect_ok(pid, "worker");
+  // Check every entry, then clear them all.
+  int fd = open("uc", O_RDONLY);
+  CHECK(fd >= 0, "cannot open uc");
+  struct {
+    unsigned short inum;
+    char name[14];
+  } e;
+  char path[32];
+  while (read(fd, &e, sizeof(e)) == sizeof(e)) {
+    if (e.inum == 0 || e.name[0] == '.') continue;
+    strcpy(path, "uc/");
+    memcpy(path + 3, e.name, 14);
+    path[17] = '\0';
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.ino == e.inum, "entry %s does not lead to inode %d",
+          path, e.inum);
+  }
+  close(fd);
+  for (int i = 0; i < kNames; i++) unlink(numbered(path, "uc/n", i));
+  CHECK(unlink("uc") == 0, "uc could not be removed after the workers finished");
+
+  // Everyone creating one name at the same moment gets the same file.
+  int p[2];
+  CHECK(pipe(p) == 0, "pipe failed");
+  for (int w = 0; w < kWorkers; w++) {
+    pids[w] = spawn([&] {
+      int fd2 = open("uc_same", O_CREATE | O_RDWR);
+      CHECK(fd2 >= 0, "concurrent create failed");
+      struct stat st;
+      fstat(fd2, &st);
+      unsigned ino = st.ino;
+      write(p[1], &ino, sizeof(ino));
+      close(fd2);
+    });
+  }
+  unsigned inos[kWorkers];
+  for (int w = 0; w < kWorkers; w++) read_exact(p[0], &inos[w], sizeof(inos[w]), "ino");
+  for (int pid : pids) expect_ok(pid, "creator");
+  for (int w = 1; w < kWorkers; w++) {
+    CHECK(inos[w] == inos[0], "concurrent creates of one name made inodes %u and %u", inos[0],
+          inos[w]);
+  }
+  close(p[0]);
+  close(p[1]);
+  must_unlink("uc_same");
+}
+
+}  // namespace ut

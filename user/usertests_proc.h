@@ -1,0 +1,260 @@
+// usertests: processes. fork, exit, wait, kill, and what happens to orphans and zombies.
+//
+// The process table has NPROC slots. A slot is taken by fork and given back only when the
+// process has exited *and* its parent has collected the exit status with wait; until then
+// the process is a zombie. A process whose parent exits first is an orphan: the kernel
+// hands it to init, whose only job besides running the shell is to wait for such
+// processes. So the tests below check the life cycle from both ends: that the table fills
+// up (fork returns -1 instead of overrunning it), and that every way of ending a process
+// gives its slot back, or the table would fill up for good after a few rounds.
+//
+// kill only marks a process; the process notices the mark the next time it is about to
+// return to user space, or, if it sleeps, when the kernel wakes it for the purpose. Every
+// kind of sleep a process can be in must be interruptible this way, or a killed process
+// could stay stuck for ever: the tests kill processes that are running, sleeping in
+// sleep(), and blocked in a pipe's read and write.
+#pragma once
+
+#include "usertests.h"
+
+namespace ut {
+
+// exit(status) must reach the parent's wait unchanged, for any int.
+void test_exitwait() {
+  constexpr int kStatuses[] = {0, 1, 42, 255, 256, -7, 123456, -2147483647};
+  for (int want : kStatuses) {
+    int pid = spawn([want] { exit(want); });
+    int status = 12345;
+    int got = wait(&status);
+    CHECK(got == pid, "wait returned %d, expected %d", got, pid);
+    CHECK(status == want, "exit(%d) arrived as %d", want, status);
+  }
+  // A null status pointer means "don't tell me".
+  int pid = spawn([] { exit(3); });
+  CHECK(wait(nullptr) == pid, "wait(0) did not return the child");
+  // Nothing left to wait for.
+  int status = 777;
+  CHECK(wait(&status) == -1, "wait with no children did not return -1");
+  CHECK(status == 777, "wait with no children wrote a status");
+  // main returning is an exit with main's value (user/lib/start.S).
+  pid = fork();
+  CHECK(pid >= 0, "fork failed");
+  if (pid == 0) {
+    char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), nullptr};
+    exec("/usertests", argv);
+    exit(kSurvivedStatus);
+  }
+  status = reap(pid);
+  CHECK(status == 2, "main of a program exec'd with 2 arguments returned %d", status);
+}
+
+// fork until the table is full: fork must then fail with -1 (and nothing else may break),
+// and work again as soon as the zombies are collected.
+void test_forkfull() {
+  int n = 0;
+  for (;;) {
+    int pid = fork();
+    if (pid < 0) break;
+    if (pid == 0) exit(0);  // becomes a zombie: the slot stays taken until wait
+    n++;
+    CHECK(n <= NPROC, "fork succeeded %d times: more processes than NPROC", n);
+  }
+  // init, the shell, the runner and this test hold four slots, perhaps a few more.
+  CHECK(n >= NPROC - 10, "fork failed after only %d children", n);
+  int reaped = reap_all();
+  CHECK(reaped == n, "forked %d children but reaped %d", n, reaped);
+  // The table has room again. Fill it a second time to be sure the slots came back.
+  int again = 0;
+  for (;;) {
+    int pid = fork();
+    if (pid < 0) break;
+    if (pid == 0) exit(0);
+    again++;
+  }
+  reap_all();
+  CHECK(again == n, "the table took %d children the first time and %d the second", n, again);
+}
+
+// Several processes forking and reaping at full speed, on every hart at once.
+void test_forkstorm() {
+  constexpr int kWorkers = 4;
+  constexpr int kRounds = 150;
+  int pids[kWorkers];
+  for (int w = 0; w < kWorkers; w++) {
+    pids[w] = spawn([] {
+      for (int i = 0; i < kRounds; i++) {
+        int pid = fork();
+        if (pid < 0) continue;  // the table may be momentarily full: that is allowed
+        if (pid == 0) exit(i & 0x7f);
+        int status = -1;
+        CHECK(wait(&status) == pid, "wait did not return the child");
+        CHECK(status == (i & 0x7f), "child status %d, expected %d", status, i & 0x7f);
+      }
+    });
+  }
+  for (int pid : pids) expect_ok(pid, "fork worker");
+}
+
+// Orphans go to init, which reaps them. Done many more times than NPROC: if orphans were
+// not reaped their slots would run out, and if they were given to us we would see them.
+void test_reparent() {
+  constexpr int kRounds = 3 * NPROC;
+  for (int i = 0; i < kRounds; i++) {
+    int pid = spawn([i] {
+      int grandchild = fork();
+      if (grandchild < 0) exit(1);
+      if (grandchild == 0) {
+        // Half of them still run when their parent exits, half have already exited (a
+        // zombie orphan, which init must reap too).
+        if (i % 2 == 0) sleep(1);
+        exit(0);
+      }
+      if (i % 2 == 1) sleep(1);
+      exit(0);
+    });
+    int status = reap(pid);
+    CHECK(status == 0, "round %d: the middle process could not fork (status %d)", i, status);
+    // The grandchild is not ours: we have no child left to wait for.
+    CHECK(wait(nullptr) == -1, "round %d: an orphan was given to its grandparent", i);
+  }
+}
+
+// kill of a process that is running user code: it must die with status -1.
+void test_killrunning() {
+  int pid = spawn([] {
+    for (volatile unsigned long i = 0;; i++) {
+    }
+  });
+  sleep(2);
+  CHECK(kill(pid) == 0, "kill(%d) failed", pid);
+  int status = reap(pid);
+  CHECK(status == -1, "killed spinning child exited with %d", status);
+}
+
+// kill of a process in sleep(): it must wake up and die, long before the sleep would end.
+void test_killsleeping() {
+  int pid = spawn([] {
+    sleep(1000 * kTicksPerSecond);
+    exit(kSurvivedStatus);
+  });
+  sleep(3);
+  int start = uptime();
+  CHECK(kill(pid) == 0, "kill(%d) failed", pid);
+  int status = reap(pid);
+  int took = uptime() - start;
+  CHECK(status == -1, "killed sleeper exited with %d", status);
+  CHECK(took < 5 * kTicksPerSecond, "killed sleeper took %d ticks to die", took);
+}
+
+// kill of a process blocked in a pipe: reading an empty pipe, and writing a full one.
+void test_killpipe() {
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe failed");
+  // The reader: the pipe is empty and we keep the write end open, so it blocks for ever.
+  int reader = spawn([&] {
+    char c;
+    read(fds[0], &c, 1);
+    exit(kSurvivedStatus);
+  });
+  // The writer: nobody reads, so it blocks when the pipe is full.
+  int other[2];
+  CHECK(pipe(other) == 0, "pipe failed");
+  int writer = spawn([&] {
+    for (;;) {
+      if (write(other[1], scratch, sizeof(scratch)) < 0) exit(kSurvivedStatus);
+    }
+  });
+  sleep(3);
+  CHECK(kill(reader) == 0, "kill(reader) failed");
+  CHECK(kill(writer) == 0, "kill(writer) failed");
+  int start = uptime();
+  int statuses[2] = {0, 0};
+  for (int i = 0; i < 2; i++) {
+    int status = 0;
+    int got = wait(&status);
+    CHECK(got == reader || got == writer, "wait returned %d", got);
+    statuses[got == reader ? 0 : 1] = status;
+  }
+  CHECK(uptime() - start < 5 * kTicksPerSecond, "killed pipe users took too long to die");
+  CHECK(statuses[0] == -1, "killed reader exited with %d", statuses[0]);
+  CHECK(statuses[1] == -1, "killed writer exited with %d", statuses[1]);
+  close(fds[0]);
+  close(fds[1]);
+  close(other[0]);
+  close(other[1]);
+}
+
+// A process may kill itself; it dies on its way back to user space.
+void test_killself() {
+  int pid = spawn([] {
+    kill(getpid());
+    // The kill takes effect at the latest when the call returns to user space, so this
+    // loop must never finish.
+    for (int i = 0; i < 100; i++) getpid();
+    exit(kSurvivedStatus);
+  });
+  int status = reap(pid);
+  CHECK(status == -1, "a process that killed itself exited with %d", status);
+}
+
+// kill of pids that name nothing fails; once a zombie is reaped its pid names nothing.
+void test_killbad() {
+  CHECK(kill(-1) == -1, "kill(-1) did not fail");
+  CHECK(kill(0) == -1, "kill(0) did not fail");
+  CHECK(kill(1000000) == -1, "kill(1000000) did not fail");
+  int pid = spawn([] { exit(5); });
+  sleep(2);  // the child is now most likely a zombie; its slot is still taken
+  int status = reap(pid);
+  CHECK(status == 5, "zombie exited with %d, expected 5", status);
+  CHECK(kill(pid) == -1, "kill of reaped pid %d succeeded: the zombie was not freed", pid);
+}
+
+// Every fork gets a pid no live process has, and the child gets its own.
+void test_pids() {
+  int me = getpid();
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe failed");
+  int pid = spawn([&] {
+    int mine = getpid();
+    write(fds[1], &mine, sizeof(mine));
+  });
+  int reported = 0;
+  read_exact(fds[0], &reported, sizeof(reported), "pid pipe");
+  CHECK(reported == pid, "child says its pid is %d, fork said %d", reported, pid);
+  CHECK(pid != me, "child has its parent's pid");
+  expect_ok(pid, "pid child");
+  close(fds[0]);
+  close(fds[1]);
+}
+
+// A forked child has a copy of the parent's memory, not a share of it.
+void test_forkcopy() {
+  char *heap = sbrk(3 * kPage);
+  CHECK(!sbrk_failed(heap), "sbrk failed");
+  for (unsigned long i = 0; i < 3 * kPage; i++) heap[i] = static_cast<char>(i * 7);
+  scratch[100] = 'p';
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe failed");
+  int pid = spawn([&] {
+    for (unsigned long i = 0; i < 3 * kPage; i++) {
+      CHECK(heap[i] == static_cast<char>(i * 7), "child's heap differs at %lu", i);
+    }
+    CHECK(scratch[100] == 'p', "child's data differs");
+    heap[5] = 'c';
+    scratch[100] = 'c';
+    char c;
+    read(fds[0], &c, 1);  // wait until the parent has written its own copy
+    CHECK(heap[6] == static_cast<char>(6 * 7), "the parent's store reached the child");
+    CHECK(scratch[101] == 0, "the parent's store reached the child's data");
+  });
+  heap[6] = 'q';
+  scratch[101] = 'q';
+  write(fds[1], "x", 1);
+  expect_ok(pid, "copy child");
+  CHECK(heap[5] == static_cast<char>(5 * 7), "the child's store reached the parent");
+  CHECK(scratch[100] == 'p', "the child's store reached the parent's data");
+  close(fds[0]);
+  close(fds[1]);
+}
+
+}  // namespace ut
