@@ -68,10 +68,11 @@ $(BUILD)/ksyms.o: $(BUILD)/ksyms.bin
 	$(OBJCOPY) -I binary -O elf64-littleriscv -B riscv --rename-section .data=.ksyms,alloc,load,readonly,data,contents $< $@
 
 $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o $(K)/kernel.ld
-	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS) $(BUILD)/ksyms.o
+	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@.tmp $(KOBJS) $(BUILD)/ksyms.o
 	@$(NM) -n $(BUILD)/kernel.pass1 | grep -i ' t ' > $(BUILD)/syms.pass1
-	@$(NM) -n $@ | grep -i ' t ' > $(BUILD)/syms.pass2
+	@$(NM) -n $@.tmp | grep -i ' t ' > $(BUILD)/syms.pass2
 	@cmp -s $(BUILD)/syms.pass1 $(BUILD)/syms.pass2 || { echo "kernel symbols moved between link passes"; exit 1; }
+	@mv $@.tmp $@  # in one step: a QEMU starting now never reads a half-written kernel
 	$(OBJDUMP) -S $@ > $(BUILD)/kernel.asm
 
 kernel: $(BUILD)/kernel.elf

@@ -216,9 +216,16 @@ class Machine:
 
     def __init__(self, cpus: int = 3, *, name: str = "machine",
                  extra_args: Sequence[str] = (), log_path: Path | None = None,
-                 root: Path = REPO, command: Sequence[str] | None = None) -> None:
-        """`command`, if given, runs instead of QEMU: it is for testing the harness itself."""
+                 root: Path = REPO, image: Path | None = None,
+                 command: Sequence[str] | None = None) -> None:
+        """Describe a machine; start() or boot() runs it.
+
+        `image`, if given, is booted in place instead of a private copy of fs.img, and keeps
+        whatever the guest wrote (for tests that inspect the disk afterwards). `command`, if
+        given, runs instead of QEMU: it is for testing the harness itself.
+        """
         self.cpus = cpus
+        self.image = image
         self.command = list(command) if command is not None else None
         self.name = name
         self.extra_args = list(extra_args)
@@ -241,7 +248,7 @@ class Machine:
     # -- life cycle --
 
     def start(self) -> None:
-        """Start QEMU on a private copy of fs.img. boot() calls this when needed."""
+        """Start QEMU (on a private copy of fs.img, unless given an image). boot() calls it."""
         if self._child is not None:
             return
         _install_cleanup()
@@ -249,14 +256,15 @@ class Machine:
             self.argv = self.command
         else:
             kernel = self.root / "build" / "kernel.elf"
-            image = self.root / "fs.img"
+            image = self.image or self.root / "fs.img"
             for needed in (kernel, image):
                 if not needed.exists():
                     raise MachineError(f"{needed} does not exist: run `make all`")
-            self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
-            private = self._tmpdir / "fs.img"
-            shutil.copyfile(image, private)
-            self.argv = qemu_command(self.cpus, private, self.extra_args, self.root)
+            if self.image is None:
+                self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
+                image = self._tmpdir / "fs.img"
+                shutil.copyfile(self.root / "fs.img", image)
+            self.argv = qemu_command(self.cpus, image, self.extra_args, self.root)
         self.start_time = time.monotonic()
         self._child = pexpect.spawn(
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
@@ -336,7 +344,9 @@ class Machine:
         """Type a shell command and return what it printed before the next prompt.
 
         The machine must be at a prompt. The returned text starts after the echo of the
-        command line and ends just before the "$ " of the next prompt.
+        command line and ends just before the "$ " of the next prompt. That prompt is
+        recognised at the start of a line, so a command whose output ends without a newline,
+        or prints a line that starts with "$ ", needs expect() instead.
         """
         if not self.at_prompt:
             raise MachineError(self._message(f"run({cmd!r}) while the shell is not at a prompt",

@@ -1,4 +1,4 @@
-"""Crash recovery: pull the plug in the middle of a write-heavy workload, then check the disk.
+"""Crash recovery: cut the power in the middle of a write-heavy workload, then check the disk.
 
 The file system promises that every system call that changes the disk happens completely or
 not at all, whenever the machine stops (kern/fs/log.cc explains how). These tests hold it to
@@ -7,8 +7,17 @@ that promise the hard way. Each crash cycle:
 1. copies fs.img and boots QEMU (CPUS=3) on the copy;
 2. starts `crashwork SEED` (user/crashwork.cc: three processes creating, appending,
    truncating, renaming, linking and unlinking files and making and removing directories);
-3. once the workload reports progress, waits a random time (0.2 to 3 s, seeded per cycle)
-   and kills QEMU with SIGKILL: a power cut, with transactions in flight;
+3. once the workload reports progress, crashes the machine in one of two ways (the cycles
+   alternate):
+   * "time": waits a random time (0.2 to 3 s, seeded per cycle) and kills QEMU with
+     SIGKILL. The disk is the image file itself, exactly as `make qemu` uses it.
+   * "write": the disk is served to QEMU by SwitchedDisk below, which stops writing to the
+     image after a chosen number of writes (1 to 600 after the first progress line, seeded),
+     and QEMU is then killed with SIGKILL. A crash at a wall-clock time mostly lands between
+     two operations, where every file system is consistent; counting writes instead puts
+     about half of the crashes inside a commit, where the log matters. (A kernel that writes
+     blocks home before committing them to the log passes most "time" cycles and fails
+     most "write" ones.)
 4. checks the image as the crash left it, with tests/host/fsimage.py replaying a committed
    transaction in memory first (as the kernel does at boot): the result must already be a
    consistent file system;
@@ -33,7 +42,9 @@ number of cycles is CRASH_CYCLES (default 24). At the end the terminal summary p
 
 When a cycle fails, the console logs of both boots are saved under build/grade-logs/ as for
 any test, and the image as the crash left it is saved next to them (`...-crash.img`), so
-`python3 tests/host/fsimage.py --no-replay IMG` can be run on it by hand.
+`python3 tests/host/fsimage.py --no-replay IMG` can be run on it by hand. The workload's
+three processes interleave as the scheduler decides, so a seed does not reproduce a crash
+exactly; the saved image does.
 """
 
 from __future__ import annotations
@@ -42,7 +53,11 @@ import os
 import random
 import re
 import shutil
+import socket
+import struct
 import sys
+import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +67,7 @@ import pexpect
 import pytest
 
 import machine
-from machine import LOG_DIR, PANIC, REPO, TEST_FAIL, TRAP, Machine, MachineError, log_path_for
+from machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, MachineError, log_path_for
 
 sys.path.insert(0, str(REPO / "tests" / "host"))
 import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
@@ -64,22 +79,24 @@ CYCLES = int(os.environ.get("CRASH_CYCLES", "24"))
 CPUS = 3
 WORKERS = 3  # crashwork's worker processes, each in its own directory cwN
 PROGRESS = re.compile(r"crashwork: \d+ ops")
-MIN_DELAY, MAX_DELAY = 0.2, 3.0
+MIN_DELAY, MAX_DELAY = 0.2, 3.0   # "time" crashes: seconds after the first progress line
+MAX_WRITES = 600                  # "write" crashes: disk writes after the first progress line
 
 
-# --- A machine that boots from a given image ------------------------------------------------
+# --- A machine that boots from a given disk -------------------------------------------------
 
 
 class ImageMachine(Machine):
-    """A Machine that boots from `image` in place instead of from a private copy of fs.img.
+    """A Machine whose disk is `disk` (an image file, used in place, or a QEMU block device
+    name such as "nbd:unix:/path") instead of a private copy of fs.img.
 
-    The image outlives the machine: close() kills QEMU (with SIGKILL, which for these tests
-    is the crash itself) and leaves the file as QEMU left it.
+    The disk outlives the machine: close() kills QEMU (with SIGKILL, which for these tests
+    is the crash itself) and leaves the image as QEMU left it.
     """
 
-    def __init__(self, image: Path, *, name: str) -> None:
+    def __init__(self, disk: Path | str, *, name: str) -> None:
         super().__init__(CPUS, name=name)
-        self.image = image
+        self.disk = disk
 
     def start(self) -> None:
         if self._child is not None:
@@ -88,7 +105,7 @@ class ImageMachine(Machine):
         if not kernel.exists():
             raise MachineError(f"{kernel} does not exist: run `make build/kernel.elf fs.img`")
         machine._install_cleanup()
-        self.argv = machine.qemu_command(self.cpus, self.image, self.extra_args, self.root)
+        self.argv = machine.qemu_command(self.cpus, Path(self.disk), self.extra_args, self.root)
         self.start_time = time.monotonic()
         self._child = pexpect.spawn(
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
@@ -111,6 +128,156 @@ def wait_for_power_off(m: Machine, timeout: float = 20) -> None:
         m.pump(0.2)
     if m.alive:
         raise m._error(f"QEMU still running {timeout:g} s after `halt`")
+
+
+# --- A disk with a power switch ----------------------------------------------------------------
+#
+# QEMU can use a disk served over the network block device protocol (NBD; its specification
+# is public, in the nbd project's doc/proto.md). The server below speaks just enough of it for
+# QEMU's client: the "fixed newstyle" handshake, the options that name the export and its
+# size, and then read, write, flush and disconnect requests answered with simple replies.
+# Each write is applied to the image with pwrite() before it is acknowledged, so the image
+# always holds exactly the acknowledged writes, in the order the guest made them.
+#
+# The switch: once `cut_after(k)` is set, the first write beyond the k-th is neither applied
+# nor answered, and nothing after it reaches the image either. That is a power cut after
+# write k, at a point chosen in writes rather than in seconds.
+
+NBD_MAGIC = 0x4E42444D41474943        # "NBDMAGIC"
+NBD_OPTS_MAGIC = 0x49484156454F5054   # "IHAVEOPT"
+NBD_REPLY_MAGIC = 0x3E889045565A9     # option replies
+NBD_REQUEST_MAGIC = 0x25609513
+NBD_SIMPLE_REPLY_MAGIC = 0x67446698
+NBD_FLAG_FIXED_NEWSTYLE, NBD_FLAG_NO_ZEROES = 1, 2
+NBD_FLAG_HAS_FLAGS = 1                # transmission flags: no optional features
+NBD_OPT_EXPORT_NAME, NBD_OPT_ABORT, NBD_OPT_INFO, NBD_OPT_GO = 1, 2, 6, 7
+NBD_REP_ACK, NBD_REP_INFO, NBD_REP_ERR_UNSUP = 1, 3, (1 << 31) + 1
+NBD_INFO_EXPORT = 0
+NBD_CMD_READ, NBD_CMD_WRITE, NBD_CMD_DISC = 0, 1, 2
+
+
+def _recv_exact(conn: socket.socket, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        chunk = conn.recv(n - len(data))
+        if not chunk:
+            raise EOFError("the client closed the connection")
+        data += chunk
+    return bytes(data)
+
+
+class SwitchedDisk:
+    """An image file served to one QEMU over NBD on a Unix socket, with a power switch.
+
+    Use `disk.address` as the machine's disk. `writes` counts the writes applied so far.
+    """
+
+    def __init__(self, image: Path) -> None:
+        self._fd = os.open(image, os.O_RDWR)
+        self._size = os.fstat(self._fd).st_size
+        # Unix socket paths are short (108 bytes); pytest's tmp_path can be long.
+        self._dir = Path(tempfile.mkdtemp(prefix="tern-nbd-"))
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(self._dir / "disk.sock"))
+        self._listener.listen(1)
+        self._conn: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._writes = 0
+        self._limit: int | None = None
+        self._cut = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    @property
+    def address(self) -> str:
+        return f"nbd:unix:{self._dir / 'disk.sock'}"
+
+    @property
+    def writes(self) -> int:
+        with self._lock:
+            return self._writes
+
+    def cut_after(self, writes: int) -> None:
+        """Let `writes` writes in all reach the image, and no more."""
+        with self._lock:
+            self._limit = writes
+
+    def wait_for_cut(self, timeout: float) -> bool:
+        return self._cut.wait(timeout)
+
+    def close(self) -> None:
+        for s in (self._conn, self._listener):
+            if s is not None:
+                try:
+                    s.close()
+                except OSError:
+                    pass
+        self._thread.join(timeout=5)
+        os.close(self._fd)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> "SwitchedDisk":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the server thread --
+
+    def _serve(self) -> None:
+        try:
+            self._conn, _ = self._listener.accept()
+            self._handshake(self._conn)
+            self._transmit(self._conn)
+        except (EOFError, OSError):
+            pass  # QEMU went away, or close() shut the sockets
+
+    def _option_reply(self, conn: socket.socket, option: int, kind: int,
+                      data: bytes = b"") -> None:
+        conn.sendall(struct.pack(">QIII", NBD_REPLY_MAGIC, option, kind, len(data)) + data)
+
+    def _handshake(self, conn: socket.socket) -> None:
+        conn.sendall(struct.pack(">QQH", NBD_MAGIC, NBD_OPTS_MAGIC,
+                                 NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES))
+        (client_flags,) = struct.unpack(">I", _recv_exact(conn, 4))
+        while True:
+            _magic, option, length = struct.unpack(">QII", _recv_exact(conn, 16))
+            _recv_exact(conn, length)  # the export name and info requests: there is one export
+            if option == NBD_OPT_EXPORT_NAME:
+                zeroes = b"" if client_flags & NBD_FLAG_NO_ZEROES else bytes(124)
+                conn.sendall(struct.pack(">QH", self._size, NBD_FLAG_HAS_FLAGS) + zeroes)
+                return
+            if option in (NBD_OPT_INFO, NBD_OPT_GO):
+                info = struct.pack(">HQH", NBD_INFO_EXPORT, self._size, NBD_FLAG_HAS_FLAGS)
+                self._option_reply(conn, option, NBD_REP_INFO, info)
+                self._option_reply(conn, option, NBD_REP_ACK)
+                if option == NBD_OPT_GO:
+                    return
+            elif option == NBD_OPT_ABORT:
+                raise EOFError("the client gave up")
+            else:
+                self._option_reply(conn, option, NBD_REP_ERR_UNSUP)
+
+    def _transmit(self, conn: socket.socket) -> None:
+        while True:
+            _magic, _flags, command, handle, offset, length = struct.unpack(
+                ">IHHQQI", _recv_exact(conn, 28))
+            reply = struct.pack(">IIQ", NBD_SIMPLE_REPLY_MAGIC, 0, handle)
+            if command == NBD_CMD_READ:
+                conn.sendall(reply + os.pread(self._fd, length, offset))
+            elif command == NBD_CMD_WRITE:
+                data = _recv_exact(conn, length)
+                with self._lock:
+                    if self._limit is not None and self._writes >= self._limit:
+                        self._cut.set()
+                        return  # the power is off: this write and all later ones are lost
+                    os.pwrite(self._fd, data, offset)
+                    self._writes += 1
+                conn.sendall(reply)
+            elif command == NBD_CMD_DISC:
+                return
+            else:
+                conn.sendall(reply)  # flush (the image is written synchronously) and the rest
 
 
 # --- What crashwork writes -------------------------------------------------------------------
@@ -179,7 +346,7 @@ def data_problems(img: Image) -> list[str]:
 
 
 def consistency_report(img: Image) -> list[str]:
-    """Everything wrong with the image: structure first, then data."""
+    """Everything wrong with the image: structure first, then (if that is sound) data."""
     problems = [str(p) for p in fsimage.check_image(img)]
     if not problems:
         problems = data_problems(img)
@@ -192,13 +359,26 @@ def consistency_report(img: Image) -> list[str]:
 @dataclass(frozen=True)
 class Cycle:
     index: int
-    seed: int    # crashwork's seed
-    delay: float  # seconds between the first progress line and the crash
+    seed: int          # crashwork's seed
+    kind: str          # "time" or "write"
+    delay: float       # "time": seconds between the first progress line and SIGKILL
+    writes: int        # "write": disk writes between the first progress line and the cut
 
     @staticmethod
     def make(index: int) -> "Cycle":
         rng = random.Random(f"tern crash cycle {index}")
-        return Cycle(index, seed=index + 1, delay=round(rng.uniform(MIN_DELAY, MAX_DELAY), 2))
+        return Cycle(index, seed=index + 1, kind="write" if index % 2 == 0 else "time",
+                     delay=round(rng.uniform(MIN_DELAY, MAX_DELAY), 2),
+                     writes=rng.randint(1, MAX_WRITES))
+
+    @property
+    def id(self) -> str:
+        return f"cycle{self.index:02d}-{self.kind}"
+
+    def describe(self) -> str:
+        when = (f"power cut {self.writes} disk writes" if self.kind == "write"
+                else f"SIGKILL {self.delay} s")
+        return f"crashwork {self.seed}, {when} after the first progress line"
 
 
 def keep_image(image: Path, test_id: str, suffix: str) -> Path:
@@ -210,52 +390,77 @@ def keep_image(image: Path, test_id: str, suffix: str) -> Path:
     return out
 
 
-def fail(reason: str, problems: Sequence[str], cycle: Cycle, saved: Path | None) -> None:
+def fail(reason: str, problems: Sequence[str], cycle: Cycle, saved: Path) -> None:
     shown = "\n  ".join(problems[:30])
     more = f"\n  ... and {len(problems) - 30} more" if len(problems) > 30 else ""
-    where = f"\nthe crashed image is saved as {saved}" if saved else ""
-    pytest.fail(f"{reason} (crashwork {cycle.seed}, crash {cycle.delay} s after the first "
-                f"progress line):\n  {shown}{more}{where}", pytrace=False)
+    pytest.fail(f"{reason} ({cycle.describe()}):\n  {shown}{more}\n"
+                f"the image as the crash left it is saved as {saved}", pytrace=False)
 
 
-def run_until_crash(m: ImageMachine, cycle: Cycle) -> None:
-    """Boot, start the workload, and kill QEMU `cycle.delay` seconds into it."""
+def start_workload(m: ImageMachine, cycle: Cycle) -> None:
     m.boot()
     m.sendline(f"crashwork {cycle.seed}")
     m.expect(PROGRESS, timeout=60)
+
+
+def crash_by_time(image: Path, cycle: Cycle, boot) -> None:
+    m = ImageMachine(image, name=f"{boot.name}-crash")
+    boot.machines.append(m)  # so that its console log is saved if the test fails
+    start_workload(m, cycle)
     pump_for(m, cycle.delay)
     m.assert_no_failures((PANIC, TRAP, TEST_FAIL))
     if not m.alive:
         raise m._error("QEMU stopped before the crash")
-    m.close()  # SIGKILL: the power cut
+    m.close()  # SIGKILL: the crash
 
 
-def reboot_and_halt(m: ImageMachine) -> str:
-    """Boot on the crashed image (the kernel replays the log), look around, power off.
-    Returns the output of `ls` in the workload's first directory."""
+def crash_by_write(image: Path, cycle: Cycle, boot) -> None:
+    with SwitchedDisk(image) as disk:
+        m = ImageMachine(disk.address, name=f"{boot.name}-crash")
+        boot.machines.append(m)
+        start_workload(m, cycle)
+        disk.cut_after(disk.writes + cycle.writes)
+        timeout = 60 * machine.timeout_scale()
+        deadline = time.monotonic() + timeout
+        while not disk.wait_for_cut(0.1):
+            m.pump(0.05)  # keep the console flowing, or the guest stalls on it
+            if time.monotonic() > deadline:
+                raise m._error(f"the workload made no {cycle.writes} disk writes in "
+                               f"{timeout:g} s")
+        # What the console said before the power went is the workload's own health.
+        m.assert_no_failures((PANIC, TRAP, TEST_FAIL))
+        m.close()  # SIGKILL, while the guest waits for a write that will never finish
+
+
+def recovery_machine(image: Path, boot) -> ImageMachine:
+    m = ImageMachine(image, name=f"{boot.name}-recover")
+    boot.machines.append(m)
+    return m
+
+
+def reboot_and_halt(m: ImageMachine) -> None:
+    """Boot on the crashed image (the kernel replays the log), look around, power off."""
     m.boot()
     top = m.run("ls")
     for w in range(WORKERS):
         assert re.search(rf"(?m)^cw{w} +1 ", top), f"cw{w} is missing after recovery:\n{top}"
-    listing = m.run("ls cw0")
+    m.run("ls cw0")
     m.sendline("halt")
     wait_for_power_off(m)
     m.assert_no_failures()
-    return listing
 
 
-@pytest.mark.parametrize("cycle", [Cycle.make(i) for i in range(CYCLES)],
-                         ids=lambda c: f"cycle{c.index:02d}")
-def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path,
-                     request: pytest.FixtureRequest, record_property) -> None:
+@pytest.mark.parametrize("cycle", [Cycle.make(i) for i in range(CYCLES)], ids=lambda c: c.id)
+def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path, record_property) -> None:
     record_property("tally", "crash cycles survived")
-    test_id = request.node.nodeid
     image = tmp_path / "fs.img"
     shutil.copyfile(REPO / "fs.img", image)
-
-    first = ImageMachine(image, name=f"{test_id}-crash")
-    boot.machines.append(first)  # so that its console log is saved if the test fails
-    run_until_crash(first, cycle)
+    if cycle.kind == "write":
+        crash_by_write(image, cycle, boot)
+    else:
+        crash_by_time(image, cycle, boot)
+    crashed = tmp_path / "crashed.img"
+    shutil.copyfile(image, crashed)
 
     # The image exactly as the crash left it.
     raw = Image.open(image, replay_log=False)
@@ -265,21 +470,17 @@ def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path,
                               committed > 0))
     record_property("tally", ("crash images inconsistent until the log was replayed",
                               bool(unreplayed)))
-    print(f"crash after {cycle.delay} s: {committed} blocks committed in the log; without "
-          f"replay {len(unreplayed)} problems {sorted({p.kind for p in unreplayed})}")
+    print(f"{cycle.describe()}: {committed} blocks committed in the log; without replay "
+          f"{len(unreplayed)} problems {sorted({p.kind for p in unreplayed})}")
 
     # The checker's own replay alone must give a consistent file system.
     replayed = Image.open(image)
     problems = consistency_report(replayed)
     if problems:
         fail("after the checker's replay of the log the image is inconsistent", problems,
-             cycle, keep_image(image, test_id, "crash"))
-    crashed_copy = tmp_path / "crashed.img"
-    shutil.copyfile(image, crashed_copy)
+             cycle, keep_image(crashed, boot.name, "crash"))
 
-    second = ImageMachine(image, name=f"{test_id}-recover")
-    boot.machines.append(second)
-    reboot_and_halt(second)
+    reboot_and_halt(recovery_machine(image, boot))
 
     recovered = Image.open(image, replay_log=False)
     problems = consistency_report(recovered)
@@ -287,22 +488,22 @@ def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path,
         problems.insert(0, f"the log header still counts {recovered.log_header()[0]} blocks")
     if problems:
         fail("after the kernel's recovery the image is inconsistent", problems, cycle,
-             keep_image(crashed_copy, test_id, "crash"))
+             keep_image(crashed, boot.name, "crash"))
     start = recovered.sb.inodestart * BSIZE
     if recovered.data[start:] != replayed.data[start:]:
         differ = [b for b in range(recovered.sb.inodestart, recovered.sb.size)
                   if recovered.block(b) != replayed.block(b)]
         fail("the kernel's recovery and the checker's replay disagree",
              [f"blocks {differ[:20]}{' ...' if len(differ) > 20 else ''} differ"], cycle,
-             keep_image(crashed_copy, test_id, "crash"))
+             keep_image(crashed, boot.name, "crash"))
 
 
-def test_workload_without_crash(boot, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+def test_workload_without_crash(boot, tmp_path: Path) -> None:
     """The baseline: crashwork run to its end and a clean power-off leave a clean image whose
     files hold exactly crashwork's records. A failure here is not about crashes at all."""
     image = tmp_path / "fs.img"
     shutil.copyfile(REPO / "fs.img", image)
-    m = ImageMachine(image, name=request.node.nodeid)
+    m = ImageMachine(image, name=boot.name)
     boot.machines.append(m)
     m.boot()
     out = m.run("crashwork 99 60", timeout=120)
@@ -344,3 +545,43 @@ def test_records_reject_damage() -> None:
     assert record_problem(good[1:]) is not None
     assert record_problem(good + b"\0" * 10) is not None
 
+
+def test_switched_disk_cuts_after_the_chosen_write(tmp_path: Path) -> None:
+    """The power switch itself, driven by a tiny NBD client: reads see the image, writes up
+    to the limit land in it, and the one after the limit never does."""
+    image = tmp_path / "disk.img"
+    image.write_bytes(bytes(4 * BSIZE))
+    with SwitchedDisk(image) as disk:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(disk.address.removeprefix("nbd:unix:"))
+        conn.settimeout(5)
+        magic, opts, _flags = struct.unpack(">QQH", _recv_exact(conn, 18))
+        assert (magic, opts) == (NBD_MAGIC, NBD_OPTS_MAGIC)
+        conn.sendall(struct.pack(">I", NBD_FLAG_FIXED_NEWSTYLE | NBD_FLAG_NO_ZEROES))
+        conn.sendall(struct.pack(">QII", NBD_OPTS_MAGIC, NBD_OPT_EXPORT_NAME, 0))
+        size, _ = struct.unpack(">QH", _recv_exact(conn, 10))
+        assert size == 4 * BSIZE
+
+        def request(command: int, handle: int, offset: int, payload: bytes = b"",
+                    length: int | None = None) -> None:
+            n = len(payload) if length is None else length
+            conn.sendall(struct.pack(">IHHQQI", NBD_REQUEST_MAGIC, 0, command, handle,
+                                     offset, n) + payload)
+
+        def reply(handle: int) -> None:
+            assert struct.unpack(">IIQ", _recv_exact(conn, 16)) == (
+                NBD_SIMPLE_REPLY_MAGIC, 0, handle)
+
+        disk.cut_after(2)
+        for i in range(2):
+            request(NBD_CMD_WRITE, i, i * BSIZE, bytes([i + 1]) * BSIZE)
+            reply(i)
+        request(NBD_CMD_READ, 7, 0, length=BSIZE)
+        reply(7)
+        assert _recv_exact(conn, BSIZE) == bytes([1]) * BSIZE
+        request(NBD_CMD_WRITE, 3, 2 * BSIZE, bytes([3]) * BSIZE)
+        assert disk.wait_for_cut(5)
+        assert disk.writes == 2
+        conn.close()
+    data = image.read_bytes()
+    assert data == bytes([1]) * BSIZE + bytes([2]) * BSIZE + bytes(2 * BSIZE)

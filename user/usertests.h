@@ -97,6 +97,19 @@ inline void expect_ok(int pid, const char *what) {
   CHECK(status == 0, "%s: exit status %d", what, status);
 }
 
+// Waits for all n children in pids, in whatever order they end; each must exit 0.
+inline void expect_all_ok(const int *pids, int n, const char *what) {
+  for (int left = n; left > 0; left--) {
+    int status = 0;
+    int got = wait(&status);
+    bool ours = false;
+    for (int i = 0; i < n; i++) ours = ours || pids[i] == got;
+    CHECK(ours, "wait returned %d, not one of the %s children", got, what);
+    if (status == kFailStatus) exit(kFailStatus);
+    CHECK(status == 0, "%s %d: exit status %d", what, got, status);
+  }
+}
+
 // Runs fn in a child that the kernel must kill (exit status -1).
 template <typename F>
 void expect_killed(const char *what, F fn) {

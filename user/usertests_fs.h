@@ -260,15 +260,17 @@ void test_fslongname() {
   CHECK(stat("un_abcdefghijkXYZ", &b) == 0 && b.ino == a.ino,
         "a 17-byte name does not find the file of its first 14 bytes");
   CHECK(stat("un_abcdefghij", &b) == -1, "a 13-byte prefix finds the 14-byte name");
-  // Creating with a long name stores its first 14 bytes.
-  make_file("un_ZYXWVUTSRQponm", "17", 2);
-  CHECK(stat("un_ZYXWVUTSRQ", &b) == 0, "a 17-byte name was not stored as its first 14");
-  int same = open("un_ZYXWVUTSRQother", O_CREATE | O_RDWR);
+  // Creating with a long name stores its first 14 bytes, "un_0123456789a".
+  const char *stored = "un_0123456789a";
+  static_assert(sizeof("un_0123456789a") == 15);
+  make_file("un_0123456789a_tail", "19", 2);
+  CHECK(stat(stored, &b) == 0, "a 19-byte name was not stored as its first 14");
+  int same = open("un_0123456789aOTHER", O_CREATE | O_RDWR);
   CHECK(same >= 0, "O_CREATE of a name equal in its first 14 bytes failed");
   CHECK(fstat(same, &a) == 0 && a.ino == b.ino, "O_CREATE of an equal long name made a new file");
   close(same);
   CHECK(stat(exact, &a) == 0, "stat of the 14-byte name failed");
-  // The directory holds exactly 14 bytes of it, without a NUL.
+  // The directory holds exactly those 14 bytes, without a NUL.
   int fd = open(".", O_RDONLY);
   struct {
     unsigned short inum;
@@ -276,7 +278,7 @@ void test_fslongname() {
   } e;
   bool found = false;
   while (read(fd, &e, sizeof(e)) == sizeof(e)) {
-    if (e.inum != 0 && memcmp(e.name, "un_ZYXWVUTSRQ", 14) == 0) found = true;
+    if (e.inum != 0 && memcmp(e.name, stored, 14) == 0) found = true;
   }
   close(fd);
   CHECK(found, "no directory entry holds the first 14 bytes of the long name");
@@ -287,7 +289,7 @@ void test_fslongname() {
   must_unlink("un_dirdirdirdi/f");
   must_unlink("un_dirdirdirdirXX");
   must_unlink("un_abcdefghijkLONGER");
-  must_unlink("un_ZYXWVUTSRQ");
+  must_unlink(stored);
   CHECK(stat(exact, &a) == -1, "unlink by the long name did not remove the file");
 }
 
@@ -310,7 +312,8 @@ void test_fsmaxpath() {
   struct stat st;
   CHECK(stat("up_long", &st) == 0, "the %d-byte path did not name ./up_long", MAXPATH - 1);
   CHECK(stat(path, &st) == 0, "stat of a %d-byte path failed", MAXPATH - 1);
-  for (int len : {MAXPATH, MAXPATH + 1, 300, 4000}) {
+  constexpr int kTooLong[] = {MAXPATH, MAXPATH + 1, 300, 4000};
+  for (int len : kTooLong) {
     build(len);
     CHECK(open(path, O_RDONLY) == -1, "open of a %d-byte path succeeded", len);
     CHECK(unlink(path) == -1, "unlink of a %d-byte path succeeded", len);

@@ -87,7 +87,7 @@ void test_pipewriters() {
     CHECK(counts[w] == kPerWriter, "writer %d: %ld bytes arrived, %d sent", w, counts[w],
           kPerWriter);
   }
-  for (int pid : pids) expect_ok(pid, "writer");
+  expect_all_ok(pids, kWriters, "writer");
 }
 
 // Writes with no reader fail, including a writer already blocked when the reader leaves.

@@ -92,7 +92,7 @@ void test_forkstorm() {
       }
     });
   }
-  for (int pid : pids) expect_ok(pid, "fork worker");
+  expect_all_ok(pids, kWorkers, "fork worker");
 }
 
 // Orphans go to init, which reaps them. Done many more times than NPROC: if orphans were
@@ -122,8 +122,8 @@ void test_reparent() {
 // kill of a process that is running user code: it must die with status -1.
 void test_killrunning() {
   int pid = spawn([] {
-    for (volatile unsigned long i = 0;; i++) {
-    }
+    volatile unsigned long spins = 0;
+    for (;;) spins = spins + 1;
   });
   sleep(2);
   CHECK(kill(pid) == 0, "kill(%d) failed", pid);

@@ -36,6 +36,9 @@ namespace {
 // Bring up this hart's own state and run its scheduler.
 [[noreturn]] void hart_main(bool boot_hart) {
   kvminithart();
+  // Let user programs read the time, cycle and instret counters (rdtime etc.): benchmarks
+  // time themselves with them.
+  CSR_WRITE(scounteren, 0x7);
   trapinithart();
   plicinithart();
   timer_init_hart(boot_hart);

@@ -30,30 +30,30 @@ namespace virtio {
 // Register offsets from the device's base address (spec 4.2.2). Registers are 32 bits
 // wide and must be accessed as such.
 enum class Reg : u32 {
-  MagicValue = 0x000,         // "virt" (0x74726976)
-  Version = 0x004,            // 2 for the modern interface, 1 for legacy
-  DeviceId = 0x008,           // what kind of device: 2 is a block device, 0 is no device
+  MagicValue = 0x000,  // "virt" (0x74726976)
+  Version = 0x004,     // 2 for the modern interface, 1 for legacy
+  DeviceId = 0x008,    // what kind of device: 2 is a block device, 0 is no device
   VendorId = 0x00c,
   DeviceFeatures = 0x010,     // 32 feature bits, chosen by DeviceFeaturesSel
   DeviceFeaturesSel = 0x014,  // 0 selects bits 0-31, 1 selects bits 32-63
   DriverFeatures = 0x020,     // the features the driver accepts, likewise in two halves
   DriverFeaturesSel = 0x024,
-  QueueSel = 0x030,           // which queue the Queue* registers below refer to
-  QueueNumMax = 0x034,        // the largest queue size the device supports (0: no queue)
-  QueueNum = 0x038,           // the queue size the driver chose
-  QueueReady = 0x044,         // write 1 once the queue's addresses are set
-  QueueNotify = 0x050,        // write a queue index: "new buffers are available"
-  InterruptStatus = 0x060,    // why the device interrupted (bits below)
-  InterruptAck = 0x064,       // write those bits back to acknowledge
-  Status = 0x070,             // the device status handshake (bits below); 0 resets
-  QueueDescLow = 0x080,       // physical address of the descriptor table
+  QueueSel = 0x030,         // which queue the Queue* registers below refer to
+  QueueNumMax = 0x034,      // the largest queue size the device supports (0: no queue)
+  QueueNum = 0x038,         // the queue size the driver chose
+  QueueReady = 0x044,       // write 1 once the queue's addresses are set
+  QueueNotify = 0x050,      // write a queue index: "new buffers are available"
+  InterruptStatus = 0x060,  // why the device interrupted (bits below)
+  InterruptAck = 0x064,     // write those bits back to acknowledge
+  Status = 0x070,           // the device status handshake (bits below); 0 resets
+  QueueDescLow = 0x080,     // physical address of the descriptor table
   QueueDescHigh = 0x084,
-  QueueDriverLow = 0x090,     // physical address of the available ring
+  QueueDriverLow = 0x090,  // physical address of the available ring
   QueueDriverHigh = 0x094,
-  QueueDeviceLow = 0x0a0,     // physical address of the used ring
+  QueueDeviceLow = 0x0a0,  // physical address of the used ring
   QueueDeviceHigh = 0x0a4,
   ConfigGeneration = 0x0fc,
-  Config = 0x100,             // device-specific configuration starts here
+  Config = 0x100,  // device-specific configuration starts here
 };
 
 inline constexpr u32 MAGIC = 0x74726976;  // "virt", little-endian
@@ -74,7 +74,7 @@ inline constexpr u32 STATUS_FAILED = 128;
 inline constexpr u32 F_VERSION_1 = 32;
 
 // InterruptStatus bits (spec 4.2.2).
-inline constexpr u32 INTERRUPT_USED_BUFFER = 1;   // the used ring has new entries
+inline constexpr u32 INTERRUPT_USED_BUFFER = 1;  // the used ring has new entries
 inline constexpr u32 INTERRUPT_CONFIG_CHANGE = 2;
 
 // One descriptor: a physically contiguous buffer (spec 2.6.5). The table must be 16-byte
@@ -121,9 +121,9 @@ struct VirtqUsed {
 // (read by the device), the data (read for a write, written for a read), and one status
 // byte the device writes when it is done.
 struct BlkReqHeader {
-  u32 type;      // BLK_T_IN or BLK_T_OUT
+  u32 type;  // BLK_T_IN or BLK_T_OUT
   u32 reserved;
-  u64 sector;    // in 512-byte sectors, whatever the file system's block size
+  u64 sector;  // in 512-byte sectors, whatever the file system's block size
 };
 static_assert(sizeof(BlkReqHeader) == 16);
 

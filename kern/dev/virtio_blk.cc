@@ -64,8 +64,8 @@ struct Disk {
   // Everything below is protected by lock.
   QueueMemory *queue = nullptr;
   bool desc_free[QUEUE_SIZE] = {};
-  u32 nfree = 0;       // how many entries of desc_free are true
-  u16 used_seen = 0;   // entries of the used ring already handled
+  u32 nfree = 0;      // how many entries of desc_free are true
+  u16 used_seen = 0;  // entries of the used ring already handled
   Request requests[QUEUE_SIZE] = {};
 };
 constinit Disk disk;
@@ -162,9 +162,10 @@ void virtio_disk_init() {
   if (magic != MAGIC || version != VERSION_MODERN || device != DEVICE_ID_BLOCK) {
     // Version 1 means QEMU ran without -global virtio-mmio.force-legacy=false; device 0
     // means no -device virtio-blk-device on this slot.
-    panic("virtio_disk_init: no modern virtio block device at %p "
-          "(magic %x, version %u, device id %u)",
-          reinterpret_cast<void *>(mem::VIRTIO0), magic, version, device);
+    panic(
+        "virtio_disk_init: no modern virtio block device at %p "
+        "(magic %x, version %u, device id %u)",
+        reinterpret_cast<void *>(mem::VIRTIO0), magic, version, device);
   }
 
   SpinGuard g(disk.lock);
@@ -208,8 +209,8 @@ void virtio_disk_rw(Buf *b, bool write) {
 
   u8 status = *static_cast<volatile u8 *>(&req.status);
   if (status != BLK_S_OK) {
-    panic("virtio_disk_rw: device failed %s of block %u (status %u)",
-          write ? "write" : "read", b->blockno, status);
+    panic("virtio_disk_rw: device failed %s of block %u (status %u)", write ? "write" : "read",
+          b->blockno, status);
   }
   req.buf = nullptr;
   free_chain(chain);

@@ -109,9 +109,7 @@ void fileclose(File *f) {
   }
 
   switch (closing.type) {
-    case File::Type::Pipe:
-      pipeclose(closing.pipe, closing.writable);
-      break;
+    case File::Type::Pipe: pipeclose(closing.pipe, closing.writable); break;
     case File::Type::Inode:
     case File::Type::Device:
       // Dropping the reference may free the inode, which writes to the disk.
@@ -119,8 +117,7 @@ void fileclose(File *f) {
       iput(closing.ip);
       end_op();
       break;
-    case File::Type::None:
-      break;  // allocated but never set up (a failed open)
+    case File::Type::None: break;  // allocated but never set up (a failed open)
   }
 }
 
@@ -138,8 +135,7 @@ int fileread(File *f, UserAddr addr, int n) {
   if (!f->readable || n < 0) return -1;
 
   switch (f->type) {
-    case File::Type::Pipe:
-      return piperead(f->pipe, addr, n);
+    case File::Type::Pipe: return piperead(f->pipe, addr, n);
     case File::Type::Device: {
       const DevSw *dev = device_of(f);
       if (dev == nullptr || dev->read == nullptr) return -1;
@@ -154,8 +150,7 @@ int fileread(File *f, UserAddr addr, int n) {
       iunlock(f->ip);
       return r;
     }
-    case File::Type::None:
-      break;
+    case File::Type::None: break;
   }
   panic("fileread: file of no type");
 }
@@ -164,8 +159,7 @@ int filewrite(File *f, UserAddr addr, int n) {
   if (!f->writable || n < 0) return -1;
 
   switch (f->type) {
-    case File::Type::Pipe:
-      return pipewrite(f->pipe, addr, n);
+    case File::Type::Pipe: return pipewrite(f->pipe, addr, n);
     case File::Type::Device: {
       const DevSw *dev = device_of(f);
       if (dev == nullptr || dev->write == nullptr) return -1;
@@ -173,10 +167,8 @@ int filewrite(File *f, UserAddr addr, int n) {
       if (r > 0) f->off += static_cast<u32>(r);
       return r;
     }
-    case File::Type::Inode:
-      return write_inode(f, addr, n);
-    case File::Type::None:
-      break;
+    case File::Type::Inode: return write_inode(f, addr, n);
+    case File::Type::None: break;
   }
   panic("filewrite: file of no type");
 }

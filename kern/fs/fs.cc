@@ -17,6 +17,9 @@
 // is in use; mkfs sets the bits of all the metadata blocks, so only data blocks are ever
 // found free. Allocation and freeing change bitmap blocks through the log, like every
 // other change, so a crash cannot leave a block both free and in use.
+//
+// fsinit() also sweeps up after a crash: once the log is replayed, it frees the files that
+// were unlinked but still open when the machine stopped.
 
 #include "fs/fs.h"
 
@@ -29,6 +32,31 @@
 // needs no lock.
 fsfmt::SuperBlock sb;
 
+// Free the inodes that are allocated but named by no directory. A file that is unlinked
+// while still open lives on until its last close (see inode.cc); if the machine stops
+// before that, the inode and its blocks would stay allocated forever, since nothing refers
+// to them any more. At boot no file is open, so every such inode is garbage.
+static void reclaim_orphans(u32 dev) {
+  int freed = 0;
+  for (u32 inum = 1; inum < sb.ninodes; inum++) {
+    Buf *b = bread(dev, fsfmt::inode_block(inum, sb));
+    const auto *dip = reinterpret_cast<const fsfmt::DiskInode *>(b->data) + inum % fsfmt::IPB;
+    bool orphan = dip->type != fsfmt::T_FREE && dip->nlink == 0;
+    brelse(b);
+    if (!orphan) continue;
+
+    begin_op();
+    if (Inode *ip = iget(dev, inum)) {
+      ilock(ip);  // read it in: iput frees only an inode it knows to have no links
+      iunlock(ip);
+      iput(ip);
+      freed++;
+    }
+    end_op();
+  }
+  if (freed > 0) kprintf("fs: freed %d orphaned inodes\n", freed);
+}
+
 void fsinit(u32 dev) {
   Buf *b = bread(dev, 1);
   memmove(&sb, b->data, sizeof(sb));
@@ -38,6 +66,7 @@ void fsinit(u32 dev) {
           fsfmt::FSMAGIC);
   }
   initlog(dev, sb);
+  reclaim_orphans(dev);
 }
 
 // Fill block blockno with zeros, through the log.

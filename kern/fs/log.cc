@@ -17,10 +17,12 @@
 //   3. each block is written to its home location
 //   4. the header is written again with n = 0
 //
-// Step 2 is a single-sector write and the moment of commit. A crash before it leaves the
-// home locations untouched (the operation never happened); a crash after it leaves a
-// header naming a complete copy of every block, which recovery at the next boot copies
-// home again (the operation happened). Copying home twice does no harm.
+// Step 2 is the moment of commit. (The header's contents fit in the first 512-byte
+// sector of its block, and a disk writes a sector entirely or not at all, so the header
+// cannot be torn.) A crash before it leaves the home locations untouched: the operation
+// never happened. A crash after it leaves a header naming a complete copy of every block,
+// which recovery at the next boot copies home again: the operation happened. Copying home
+// twice does no harm.
 //
 // Several processes may be inside operations at once; their changes go into the same
 // transaction, and are committed together when the last of them finishes ("group commit").
@@ -49,15 +51,18 @@ struct Log {
   Spinlock lock{"log"};
   // Fixed at initlog.
   u32 dev = 0;
-  u32 start = 0;     // block number of the header
-  u32 capacity = 0;  // how many blocks one transaction may hold
+  u32 start = 0;        // block number of the header
+  u32 capacity = 0;     // how many blocks one transaction may hold
   u32 disk_blocks = 0;  // size of the file system, to check a recovered header
-  // Protected by lock.
-  int outstanding = 0;      // operations between begin_op and end_op
-  bool committing = false;  // commit() is running; no new operations may start
+  // Protected by lock. While `committing` is set, commit() has `header` to itself: no
+  // operation is in progress, and none can start.
+  int outstanding = 0;           // operations between begin_op and end_op
+  bool committing = false;       // commit() is running; no new operations may start
   fsfmt::LogHeader header = {};  // the transaction so far: home block numbers, in order
 };
 constinit Log log;
+// A disk writes a 512-byte sector entirely or not at all; the commit point relies on it.
+static_assert(sizeof(fsfmt::LogHeader) <= 512, "the log header must fit in one sector");
 
 // The buffer through which log blocks move to and from the disk. Only one commit (or the
 // recovery at boot) runs at a time, so one buffer suffices.

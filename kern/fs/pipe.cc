@@ -40,8 +40,8 @@ constexpr u32 PIPE_SIZE = riscv::PGSIZE - PIPE_HEADER;
 
 struct Pipe {
   Spinlock lock{"pipe"};
-  u32 head = 0;   // index in data of the oldest unread byte
-  u32 count = 0;  // bytes waiting to be read
+  u32 head = 0;            // index in data of the oldest unread byte
+  u32 count = 0;           // bytes waiting to be read
   bool read_open = true;   // is the read end still open?
   bool write_open = true;  // is the write end still open?
   char data[PIPE_SIZE];

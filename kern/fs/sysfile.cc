@@ -96,8 +96,8 @@ Inode *create(const char *path, i16 type, i16 major, i16 minor) {
   iupdate(ip);
 
   // A directory starts with "." and "..". Its "." does not count as a link (see dir.cc).
-  bool ok = type != fsfmt::T_DIR ||
-            (dirlink(ip, ".", ip->inum) == 0 && dirlink(ip, "..", dp->inum) == 0);
+  bool ok =
+      type != fsfmt::T_DIR || (dirlink(ip, ".", ip->inum) == 0 && dirlink(ip, "..", dp->inum) == 0);
   ok = ok && dirlink(dp, name, ip->inum) == 0;
   if (!ok) {
     // Out of disk space (or the directory is full). Unlinking the half-made inode lets

@@ -124,8 +124,6 @@ void reparent(Proc *p) {
 
 }  // namespace
 
-int cpuid() { return static_cast<int>(riscv::r_tp()); }
-
 Cpu *mycpu() { return &cpus[cpuid()]; }
 
 Proc *myproc() {
@@ -376,10 +374,10 @@ void setkilled(Proc *p) {
   p->killed = true;
 }
 
-bool killed(Proc *p) {
-  SpinGuard g(p->lock);
-  return p->killed;
-}
+// A plain atomic load: the flag only ever goes from false to true (under p->lock, in
+// kill/setkilled), and every trap checks it, so taking the lock here would cost every trap a
+// lock round trip for nothing.
+bool killed(Proc *p) { return __atomic_load_n(&p->killed, __ATOMIC_ACQUIRE); }
 
 int either_copyout(bool user_dst, u64 dst, const void *src, u64 len) {
   if (user_dst) return copyout(myproc()->pagetable, UserAddr(dst), src, len);

@@ -11,6 +11,7 @@
 // process itself (or to whoever holds it in UNUSED/USED state during setup).
 #pragma once
 
+#include "arch/riscv/riscv.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 #include "abi/param.h"
@@ -121,7 +122,7 @@ struct Proc {
 extern Proc procs[NPROC];
 
 // The current hart and process. mycpu() needs interrupts off; myproc() does not.
-int cpuid();
+inline int cpuid() { return static_cast<int>(riscv::r_tp()); }  // tp holds the hart id
 Cpu *mycpu();
 Proc *myproc();
 

@@ -41,15 +41,16 @@ struct Sample {
   u64 seq;
   u32 pid;
   i32 image;     // index into the image table for the user frames, or NO_IMAGE
-  u64 time_us;   // microseconds since boot
+  u64 time;      // `time` CSR at the sample (10 MHz since boot)
   u16 hart;
   Mode mode;     // where the trap came from
   u8 nkernel;    // frames[0, nkernel) are kernel addresses
   u8 nframes;    // frames[nkernel, nframes) are user addresses
   u8 pad[3];
+  u64 user_ra;   // the user ra register (see in_syscall_stub in walk.h)
   u64 frames[MAX_FRAMES];  // innermost first; frames[0] is the pc
 };
-static_assert(sizeof(Sample) == 32 + 8 * MAX_FRAMES);
+static_assert(sizeof(Sample) == 40 + 8 * MAX_FRAMES);
 
 // --- sampler.cc: the trap side ---
 // Called from the timer interrupt on every hart. kf is non-null when the trap came from
@@ -65,6 +66,7 @@ struct Counters {
   u32 recorded;   // committed samples in the current generation
   u64 dropped;    // samples lost because the array was full
   u64 missed;     // sampling periods skipped because the timer interrupt came late
+  u64 cost_ns;    // average time in the sampler per sample (instructions under -icount)
   u32 generation;
 };
 Counters counters();
@@ -97,6 +99,8 @@ void on_exit(Proc *p);
 // true, or returns false if unknown.
 bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len);
 void symbolize_reset();  // forget cached lookups (after clear)
+// Is user address pc inside a system-call stub of the image? (Reads the program's code.)
+bool stub_at(int image, u64 pc);
 
 // --- report.cc ---
 void report_init();  // registers /proc/profile and /proc/profstat

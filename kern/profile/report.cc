@@ -28,6 +28,7 @@
 #include "proc/proc.h"
 #include "profile/json.h"
 #include "profile/profiler.h"
+#include "trap/trap.h"
 
 namespace prof {
 
@@ -51,16 +52,24 @@ u32 render_sample(const Sample &s, bool first) {
   w.begin_object();
   w.key("pid").number(s.pid);
   w.key("tid").number(s.pid);
-  w.key("timestamp").number(s.time_us);
+  w.key("timestamp").number(s.time / (TIMEBASE_HZ / 1'000'000));  // microseconds
   w.key("hart").number(s.hart);
   w.key("mode").string(s.mode == Mode::Kernel ? "kernel" : "user");
   w.key("samples").begin_array();
-  char name[NAME_MAX];
+  // The frames as recorded, plus the caller of a system-call stub, which the trap-time walk
+  // cannot see (walk.h explains): it goes right after the user pc.
+  u64 frames[MAX_FRAMES + 1];
+  int n = 0, nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
   for (int i = 0; i < s.nframes && i < MAX_FRAMES; i++) {
-    bool kernel = i < s.nkernel;
-    u64 addr = s.frames[i];
+    frames[n++] = s.frames[i];
+    if (i == nkernel && s.user_ra != 0 && stub_at(s.image, s.frames[i])) frames[n++] = s.user_ra;
+  }
+  char name[NAME_MAX];
+  for (int i = 0; i < n; i++) {
+    bool kernel = i < nkernel;
+    u64 addr = frames[i];
     // frames[0] and frames[nkernel] are interrupted pcs; the others return addresses.
-    bool is_pc = i == 0 || i == s.nkernel;
+    bool is_pc = i == 0 || i == nkernel;
     u64 lookup = is_pc ? addr : addr - 1;
     if (!symbolize(kernel, s.image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
     w.begin_object();
@@ -138,6 +147,7 @@ void render_profstat(ProcText &out) {
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
   out.str("missed: ").num(c.missed).ch('\n');
+  out.str("sample cost ns: ").num(c.cost_ns).ch('\n');
   out.str("capacity: ").num(CAPACITY).ch('\n');
 }
 

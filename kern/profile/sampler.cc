@@ -40,6 +40,8 @@ namespace {
 constinit volatile u32 cursor = 0;
 constinit volatile u64 dropped = 0;
 constinit volatile u64 missed = 0;
+constinit volatile u64 cost_ticks = 0;    // `time` ticks spent in record(), ...
+constinit volatile u64 cost_samples = 0;  // ... over this many samples
 constinit volatile u32 generation = 1;
 constinit volatile bool clearing = false;
 constinit volatile bool inside[NCPU] = {};
@@ -49,56 +51,72 @@ constinit volatile u32 hz = PROF_DEFAULT_HZ;
 constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 1); }
 
 // Reads user memory through a page table: a word is readable only if its page is mapped
-// valid, readable and user-accessible, and the word is aligned. One translation is cached,
-// since consecutive frames are usually on the same page.
+// valid, readable and user-accessible. The translation is done here, inline, and the last
+// page is remembered, since a walk usually stays on one stack page: then a read is a compare
+// and two loads.
 class UserReader {
  public:
   explicit UserReader(pagetable_t pt) : m_pt(pt) {}
-  bool read(u64 va, u64 *out) {
-    if ((va & 7) != 0 || va >= riscv::MAXVA) return false;
-    u64 page = riscv::pg_round_down(va);
-    if (page != m_page) {
-      pte_t *pte = walk(m_pt, page, false);
-      constexpr u64 need = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
-      if (pte == nullptr || (*pte & need) != need) return false;
-      m_page = page;
-      m_pa = riscv::pte_to_pa(*pte);
+
+  // The words at va and va + 8; va is 8-byte aligned (the walker checks fp first).
+  bool read_pair(u64 va, u64 *lo, u64 *hi) {
+    u64 off = va - m_page;
+    if (off > riscv::PGSIZE - 16) {  // not both words in the remembered page
+      if ((va & (riscv::PGSIZE - 1)) > riscv::PGSIZE - 16) return false;  // straddles: give up
+      if (!translate(va)) return false;
+      off = va - m_page;
     }
-    *out = *reinterpret_cast<const u64 *>(m_pa + (va - page));
+    const u64 *p = reinterpret_cast<const u64 *>(m_pa + off);
+    *lo = p[0];
+    *hi = p[1];
     return true;
   }
 
  private:
+  // Remember the page holding va if the user may read it.
+  bool translate(u64 va) {
+    if (va >= riscv::MAXVA) return false;
+    pagetable_t pt = m_pt;
+    pte_t pte = 0;
+    for (int level = 2; level >= 0; level--) {
+      pte = pt[riscv::px(level, va)];
+      if ((pte & riscv::PTE_V) == 0) return false;
+      if (level > 0) {
+        if (pte & (riscv::PTE_R | riscv::PTE_W | riscv::PTE_X)) return false;  // no superpages
+        pt = reinterpret_cast<pagetable_t>(riscv::pte_to_pa(pte));
+      }
+    }
+    constexpr u64 need = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
+    if ((pte & need) != need) return false;
+    m_page = riscv::pg_round_down(va);
+    m_pa = riscv::pte_to_pa(pte);
+    return true;
+  }
+
   pagetable_t m_pt;
-  u64 m_page = ~0ull;
+  u64 m_page = ~0ull - riscv::PGSIZE;  // no page remembered (off is then always too big)
   u64 m_pa = 0;
 };
 
 // Reads the current kernel stack; the walker's bounds keep it inside [lo, hi].
-// The 32-bit instruction word at va (2-byte aligned), read through the page table.
-bool read_insn(UserReader &ur, u64 va, u32 *insn) {
-  if ((va & 1) != 0) return false;
-  u64 lo_word, hi_word;
-  u64 base = va & ~7ull;
-  if (!ur.read(base, &lo_word)) return false;
-  u64 shift = (va - base) * 8;
-  if (shift <= 32) {
-    *insn = static_cast<u32>(lo_word >> shift);
-    return true;
-  }
-  if (!ur.read(base + 8, &hi_word)) return false;
-  *insn = static_cast<u32>((lo_word >> shift) | (hi_word << (64 - shift)));
-  return true;
-}
-
-constexpr u32 ECALL = 0x00000073;
-
 struct KernelReader {
-  bool read(u64 va, u64 *out) {
-    *out = *reinterpret_cast<const u64 *>(va);
+  bool read_pair(u64 va, u64 *lo, u64 *hi) {
+    *lo = reinterpret_cast<const u64 *>(va)[0];
+    *hi = reinterpret_cast<const u64 *>(va)[1];
     return true;
   }
 };
+
+// The kernel chain of a trap taken in supervisor mode, from the registers kernelvec saved,
+// within the kernel stack the trap frame is on. Kept out of line: most samples come from user
+// mode and should not pay for its registers.
+__attribute__((noinline)) int walk_kernel(KernelFrame *kf, u64 *out) {
+  u64 lo, hi;
+  if (!kernel_stack_bounds(reinterpret_cast<u64>(kf), &lo, &hi)) return 0;
+  KernelReader kr;
+  profwalk::Registers regs{kf->record_ra, kf->s0, kf->ra};
+  return profwalk::walk(kr, regs, profwalk::Bounds{lo, hi}, in_kernel_text, out, MAX_FRAMES);
+}
 
 }  // namespace
 
@@ -124,21 +142,11 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   Sample &s = samples[index];
   s.pid = static_cast<u32>(p->pid);
   s.image = p->prof_image;
-  s.time_us = now / (TIMEBASE_HZ / 1'000'000);
+  s.time = now;  // converted to microseconds when rendered
   s.hart = static_cast<u16>(hart);
   int n = 0;
-  if (kf != nullptr) {
-    s.mode = Mode::Kernel;
-    u64 lo, hi;
-    if (kernel_stack_bounds(reinterpret_cast<u64>(kf), &lo, &hi)) {
-      KernelReader kr;
-      profwalk::Registers regs{kf->record_ra, kf->s0, kf->ra};
-      n = profwalk::walk(kr, regs, profwalk::Bounds{lo, hi}, in_kernel_text, s.frames,
-                         MAX_FRAMES);
-    }
-  } else {
-    s.mode = Mode::User;
-  }
+  s.mode = kf != nullptr ? Mode::Kernel : Mode::User;
+  if (kf != nullptr) n = walk_kernel(kf, s.frames);
   s.nkernel = static_cast<u8>(n);
 
   // The user context: live registers from the trapframe (saved on entry to the kernel).
@@ -146,18 +154,14 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   u64 text_end = p->text_end;
   UserReader ur(p->pagetable);
   profwalk::Registers uregs{tf->epc, tf->s0, tf->ra};
-  // A pc just after an ecall is inside a system-call stub, which keeps no frame: its caller
-  // is in ra. (During a system call, epc already points past the ecall.)
-  u32 insn;
-  uregs.frameless = tf->epc >= 4 && read_insn(ur, tf->epc - 4, &insn) && insn == ECALL;
+  s.user_ra = tf->ra;  // the caller, if the pc turns out to be in a frameless stub
   n += profwalk::walk(ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME},
                       [text_end](u64 pc) { return pc < text_end; }, s.frames + n,
                       MAX_FRAMES - n);
   s.nframes = static_cast<u8>(n);
 
   __atomic_store_n(&s.seq, tag(gen, index), __ATOMIC_RELEASE);
-  __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  inside[hart] = false;
+  __atomic_store_n(&inside[hart], false, __ATOMIC_RELEASE);
 }
 
 void tick(KernelFrame *kf, u64 now) {
@@ -179,7 +183,15 @@ void tick(KernelFrame *kf, u64 now) {
     c->next_sample = now + period;
   }
   Proc *p = c->proc;
-  if (p != nullptr && (all_mode || p->profiled)) record(p, kf, now);
+  if (p != nullptr && (all_mode || p->profiled)) {
+    // What a sample costs, for /proc/profstat: under QEMU's -icount shift=0 one `time` tick
+    // is exactly 100 instructions, so the average measures the sampler in instructions.
+    u64 start = riscv::r_time();
+    record(p, kf, now);
+    u64 spent = riscv::r_time() - start;
+    __atomic_fetch_add(&cost_ticks, spent, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&cost_samples, 1ull, __ATOMIC_RELAXED);
+  }
 }
 
 Counters counters() {
@@ -197,6 +209,7 @@ Counters counters() {
   c.recorded = i;
   c.dropped = dropped;
   c.missed = missed;
+  c.cost_ns = cost_samples ? cost_ticks * (1'000'000'000 / TIMEBASE_HZ) / cost_samples : 0;
   return c;
 }
 
@@ -224,6 +237,8 @@ void clear_samples() {
   cursor = 0;
   dropped = 0;
   missed = 0;
+  cost_ticks = 0;
+  cost_samples = 0;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   clearing = false;
 }

@@ -22,6 +22,7 @@
 #include "lib/string.h"
 #include "lib/symtab.h"
 #include "profile/profiler.h"
+#include "profile/walk.h"
 
 namespace prof {
 
@@ -55,8 +56,18 @@ struct ElfSym {
 };
 static_assert(sizeof(ElfSym) == 24);
 
-// Where an image's symbols are, found once per image.
+// A loaded segment of the program, to find code bytes in the file.
+struct Segment {
+  u64 vaddr = 0;
+  u64 filesz = 0;
+  u64 offset = 0;
+};
+constexpr int MAX_SEGMENTS = 4;
+
+// Where an image's symbols (and code) are, found once per image.
 struct TableInfo {
+  Segment segments[MAX_SEGMENTS];
+  int nsegments = 0;
   bool probed = false;
   bool sorted = false;    // .symtab.sorted found
   u32 entries = 0;        // sorted: file offset of the Entry array
@@ -89,6 +100,18 @@ void probe(Inode *ip, TableInfo &t) {
   if (eh[0] != 0x7f || eh[1] != 'E' || eh[2] != 'L' || eh[3] != 'F' || eh[4] != 2) return;
   u64 shoff;
   u16 shnum, shstrndx;
+  u64 phoff;
+  u16 phnum;
+  memmove(&phoff, eh + 0x20, 8);
+  memmove(&phnum, eh + 0x38, 2);
+  for (u16 i = 0; i < phnum && t.nsegments < MAX_SEGMENTS && phoff < 0xffffffffu; i++) {
+    struct {
+      u32 type, flags;
+      u64 offset, vaddr, paddr, filesz, memsz, align;
+    } ph;
+    if (!read_at(ip, static_cast<u32>(phoff + i * sizeof(ph)), ph)) break;
+    if (ph.type == 1 /* PT_LOAD */) t.segments[t.nsegments++] = {ph.vaddr, ph.filesz, ph.offset};
+  }
   memmove(&shoff, eh + 0x28, 8);
   memmove(&shnum, eh + 0x3c, 2);
   memmove(&shstrndx, eh + 0x3e, 2);
@@ -213,6 +236,37 @@ bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
   if (!c.found) return false;
   safestrcpy(buf, c.name, len);
   return true;
+}
+
+bool stub_at(int image, u64 pc) {
+  if (image < 0 || image >= NIMAGE_INFO || pc < 4) return false;
+  struct StubCache {
+    u64 pc;
+    i32 image;
+    bool valid, stub;
+  };
+  static constinit StubCache stubs[256];
+  StubCache &c = stubs[(pc / 2 + static_cast<u64>(image) * 31) % 256];
+  if (c.valid && c.pc == pc && c.image == image) return c.stub;
+  c = StubCache{pc, image, true, false};
+
+  Inode *ip = image_inode(image);
+  if (ip == nullptr) return false;
+  TableInfo &t = tables[image];
+  ilock(ip);
+  if (!t.probed) probe(ip, t);
+  for (int i = 0; i < t.nsegments; i++) {
+    const Segment &sg = t.segments[i];
+    if (pc - 4 < sg.vaddr || pc + 8 > sg.vaddr + sg.filesz) continue;
+    u8 code[12];
+    u64 off = sg.offset + (pc - 4 - sg.vaddr);
+    if (off < 0xffffffffu &&
+        readi(ip, false, reinterpret_cast<u64>(code), static_cast<u32>(off), 12) == 12)
+      c.stub = profwalk::in_syscall_stub(code);
+    break;
+  }
+  iunlock(ip);
+  return c.stub;
 }
 
 void symbolize_reset() {

@@ -22,13 +22,18 @@
 //    leaves fp pointing at its caller's record, so the caller itself would be skipped.
 //    When the caller knows the pc is in such a function (Registers::frameless) the walk
 //    takes `ra` as the first return address and then reads records from fp as usual.
+//    The sampler does not know it (finding out means reading instructions, too slow for a
+//    trap), so it records `ra` beside the chain; symbolization decides later, with
+//    in_syscall_stub() on the program's bytes, and inserts the caller then.
 //  * The stack may be corrupt or malicious (a user program can put anything in s0). Every
 //    step is checked: fp 8-byte aligned, strictly increasing, inside the stack's bounds; each
 //    word readable (the Reader decides what that means: mapped and user-accessible for user
 //    stacks); each return address non-zero and inside text; at most `max` frames. A failed
 //    check ends the walk early with what it has; it never faults.
 //
-// The Reader is any type with `bool read(uint64_t addr, uint64_t *out)`; the text check is
+// The Reader is any type with `bool read_pair(uint64_t addr, uint64_t *at, uint64_t *at8)`
+// (the words at addr and addr + 8, false if either is unreadable; addr is always 8-byte
+// aligned, because the walk checks fp's alignment first); the text check is
 // any callable `bool(uint64_t pc)`. The kernel instantiates it over a process's page table
 // and over a kernel stack; the host unit tests over synthetic stacks.
 #pragma once
@@ -70,26 +75,39 @@ int walk(Reader &mem, const Registers &regs, const Bounds &b, IsText &&is_text, 
     out[n++] = regs.ra;
     first = false;  // fp is the caller's: an ordinary record, never a leaf's
   }
-  while (n < max) {
-    if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) break;
-    uint64_t w8, w16;
-    if (!mem.read(fp - 8, &w8)) break;
-    uint64_t ret, next;
-    if (first && looks_like_fp(w8, fp, b)) {
-      ret = regs.ra;  // a leaf: its return address never left the register
-      next = w8;
-    } else {
-      if (!mem.read(fp - 16, &w16)) break;
-      ret = w8;
-      next = w16;
-    }
-    first = false;
-    if (ret == 0 || !is_text(ret)) break;
-    out[n++] = ret;
-    if (next <= fp) break;  // must rise toward the stack's base; also ends at fp = 0
+  if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) return n;
+
+  // The first record, where the leaf rule applies.
+  uint64_t w16, w8;  // the words at fp-16 and fp-8
+  if (n >= max || !mem.read_pair(fp - 16, &w16, &w8)) return n;
+  uint64_t ret = w8, next = w16;
+  if (first && looks_like_fp(w8, fp, b)) {
+    ret = regs.ra;  // a leaf: its return address never left the register
+    next = w8;
+  }
+  if (ret == 0 || !is_text(ret)) return n;
+  out[n++] = ret;
+
+  // Every further record. fp only rises from here, so it stays above b.lo.
+  while (next > fp && n < max) {
     fp = next;
+    if ((fp & 7) != 0 || fp > b.hi || !mem.read_pair(fp - 16, &w16, &w8)) break;
+    if (w8 == 0 || !is_text(w8)) break;
+    out[n++] = w8;
+    next = w16;
   }
   return n;
+}
+
+// Given the 12 bytes of code at [pc - 4, pc + 8), is pc inside a system-call stub
+// (`li a7, N; ecall; ret`)? The pc is then on the li (the ecall follows it 2 or 4 bytes on),
+// on the ecall, or on the ret (the ecall just before it; during a system call the saved pc
+// already points past the ecall). An ecall is the 32-bit word 0x00000073.
+inline bool in_syscall_stub(const uint8_t (&code)[12]) {
+  auto ecall_at = [&code](int i) {
+    return code[i] == 0x73 && code[i + 1] == 0 && code[i + 2] == 0 && code[i + 3] == 0;
+  };
+  return ecall_at(0) || ecall_at(4) || ecall_at(6) || ecall_at(8);
 }
 
 }  // namespace profwalk

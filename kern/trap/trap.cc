@@ -88,7 +88,7 @@ extern "C" void usertrap() {
   CSR_WRITE(stvec, reinterpret_cast<u64>(kernelvec));
   if (panicked) freeze();
 
-  Proc *p = myproc();
+  Proc *p = mycpu()->proc;  // interrupts are off: this hart cannot change under us
   p->trapframe->epc = CSR_READ(sepc);
   u64 scause = CSR_READ(scause);
   Intr what = Intr::Handled;
@@ -116,9 +116,9 @@ extern "C" void usertrap() {
 }
 
 extern "C" void usertrapret() {
-  Proc *p = myproc();
-  // From here until sret, a trap would go to the wrong place: interrupts off.
   riscv::intr_off();
+  Proc *p = mycpu()->proc;
+  // From here until sret, a trap would go to the wrong place: interrupts are off (above).
   u64 trampoline_uservec = mem::TRAMPOLINE + (uservec - trampoline);
   CSR_WRITE(stvec, trampoline_uservec);
 

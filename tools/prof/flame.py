@@ -129,8 +129,8 @@ def max_depth(boxes: List[Box]) -> int:
     return max((b.depth for b in boxes), default=0)
 
 
-def frames_svg(boxes: List[Box], width: float, top: float, *, min_width: Optional[float] = MIN_WIDTH,
-               interactive: bool = False) -> str:
+def frames_svg(boxes: List[Box], width: float, top: float, *,
+               min_width: Optional[float] = MIN_WIDTH, interactive: bool = False) -> str:
     """The boxes as SVG groups, root at the bottom, filling `width` pixels from x = 0.
 
     min_width drops boxes narrower than that many pixels (None keeps all). interactive
@@ -158,6 +158,6 @@ def frames_svg(boxes: List[Box], width: float, top: float, *, min_width: Optiona
             f"<title>{escape(describe(box.node, total))}</title>"
             f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{FRAME_HEIGHT - 1}" rx="2" '
             f'fill="{colour(box.node.name, box.node.kind)}"/>'
-            f'<text x="{x + 3:.2f}" y="{y + FRAME_HEIGHT - 5}">{escape(fit_label(box.node.name, w))}'
-            f"</text></g>")
+            f'<text x="{x + 3:.2f}" y="{y + FRAME_HEIGHT - 5}">'
+            f"{escape(fit_label(box.node.name, w))}</text></g>")
     return "\n".join(out)

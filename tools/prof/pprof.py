@@ -86,7 +86,8 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
         key = (frame.label, frame.kernel)
         if key not in functions:
             functions[key] = len(functions) + 1
-            m = Message().uint(FUNCTION_ID, functions[key]).uint(FUNCTION_NAME, strings(frame.label))
+            m = Message().uint(FUNCTION_ID, functions[key])
+            m.uint(FUNCTION_NAME, strings(frame.label))
             m.uint(FUNCTION_SYSTEM_NAME, strings(frame.symbol))
             if frame.kernel:
                 m.uint(FUNCTION_FILENAME, strings(KERNEL_FILE))

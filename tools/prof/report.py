@@ -42,7 +42,8 @@ def summary(profile: Profile) -> str:
     text = (f"{n} sample{'s' if n != 1 else ''} from {len(pids)} "
             f"process{'es' if len(pids) != 1 else ''} ({who}), taken between "
             f"{first / 1e6:.3f} s and {last / 1e6:.3f} s after boot; "
-            f"{100.0 * (n - kernel) / n:.1f}% in user code, {100.0 * kernel / n:.1f}% in the kernel.")
+            f"{100.0 * (n - kernel) / n:.1f}% in user code, "
+            f"{100.0 * kernel / n:.1f}% in the kernel.")
     period = profile.period_us()
     if period:
         text += f" Samples came about every {period / 1000:.1f} ms on each hart."
@@ -111,8 +112,8 @@ takes a regular expression.</p>
 <section id="timeline-section">
 <h2>Timeline</h2>
 <p class="help">One row per process; time runs to the right. Each bar counts the samples in
-a short slice of time: the warm part in user code, the blue part in the kernel. Gaps are
-times the process was not running.</p>
+a short slice of time, the warm part in user code and the blue part in the kernel; a full
+bar means the process was found running at every tick. Gaps are times it was not running.</p>
 {timeline_svg}
 </section>
 

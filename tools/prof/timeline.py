@@ -2,11 +2,12 @@
 
 A flame graph forgets time: it shows where the samples went, not when. The timeline keeps
 it. Time runs from left to right (seconds since boot), each profiled process has a row,
-and the samples are counted in narrow slices of time: a bar's height is how many samples
-fell in its slice, its lower part (warm) those taken in user code and its upper part
-(cool) those taken in the kernel. A program that computes shows a solid warm band; one
-that is mostly in system calls shows cool; gaps are times the process was not running on
-any hart (waiting, or others had the processor).
+and the samples are counted in narrow slices of time (never shorter than one sampling
+period). A bar's height is how many samples fell in its slice, full height meaning one at
+every tick of the sampling clock; its lower part (warm) counts those taken in user code,
+its upper part (cool) those taken in the kernel. A program that computes shows a solid
+warm band; one that is mostly in system calls shows cool; gaps are times the process was
+not running on any hart (waiting, or others had the processor).
 
 The picture is plain SVG with a tooltip on every bar, so it needs no script.
 """
@@ -24,7 +25,7 @@ KERNEL_COLOUR = "#3b7be8"
 LABEL_WIDTH = 170  # the column of process names on the left
 ROW_HEIGHT = 30
 ROW_GAP = 6
-BIN_WIDTH = 2  # pixels of time per bar
+BIN_WIDTH = 2  # the narrowest bar, in pixels
 AXIS_HEIGHT = 42
 
 
@@ -49,20 +50,31 @@ def render(profile: Profile, width: int = 1200) -> Tuple[str, int]:
     """The timeline as an <svg> element, and its height in pixels."""
     pids = profile.pids()
     plot = width - LABEL_WIDTH - 10
-    nbins = max(1, plot // BIN_WIDTH)
     first, last = profile.time_span()
     span = max(last - first, 1)
+    # A slice is at least one sampling period long, so that a process that ran the whole
+    # time shows as a solid band rather than as a comb of samples and empty slices.
+    period = profile.period_us()
+    slice_us = max(span * BIN_WIDTH / plot, period or 0)
+    nbins = max(1, math.ceil(span / slice_us))
+    bin_px = plot / nbins
 
     def bin_of(t: int) -> int:
-        return min(nbins - 1, (t - first) * nbins // span)
+        return min(nbins - 1, int((t - first) / slice_us))
 
     counts: Dict[int, List[List[int]]] = {pid: [[0, 0] for _ in range(nbins)] for pid in pids}
     for s in profile.samples:
         counts[s.pid][bin_of(s.timestamp)][1 if s.mode == "kernel" else 0] += 1
-    tallest = max((u + k for rows in counts.values() for u, k in rows), default=1) or 1
+    # A full bar is a slice in which the process was sampled at every tick: it can run on
+    # one hart at a time. Without a known period, the busiest slice sets the scale.
+    if period:
+        full = max(1.0, slice_us / period)
+    else:
+        full = max((u + k for rows in counts.values() for u, k in rows), default=1) or 1
 
     height = len(pids) * (ROW_HEIGHT + ROW_GAP) + AXIS_HEIGHT
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
+           f'shape-rendering="crispEdges" '
            f'height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" '
            f'font-size="12">']
     for row, pid in enumerate(pids):
@@ -77,19 +89,19 @@ def render(profile: Profile, width: int = 1200) -> Tuple[str, int]:
         for i, (u, k) in enumerate(counts[pid]):
             if u + k == 0:
                 continue
-            x = LABEL_WIDTH + i * BIN_WIDTH
-            t0 = first + i * span / nbins
+            x = LABEL_WIDTH + i * bin_px
+            t0 = first + i * slice_us
             tip = (f"{profile.process_label(pid)}, {t0 / 1e6:.4f} s: {u} user, {k} kernel "
                    f"sample{'s' if u + k != 1 else ''}")
-            hu = ROW_HEIGHT * u / tallest
-            hk = ROW_HEIGHT * k / tallest
+            scale = ROW_HEIGHT * min(1.0, (u + k) / full) / (u + k)
+            hu, hk = u * scale, k * scale
             out.append(f"<g><title>{escape(tip)}</title>")
             if u:
-                out.append(f'<rect class="user" x="{x}" y="{base - hu:.2f}" width="{BIN_WIDTH}" '
-                           f'height="{hu:.2f}" fill="{USER_COLOUR}"/>')
+                out.append(f'<rect class="user" x="{x:.2f}" y="{base - hu:.2f}" '
+                           f'width="{bin_px:.2f}" height="{hu:.2f}" fill="{USER_COLOUR}"/>')
             if k:
-                out.append(f'<rect class="kernel" x="{x}" y="{base - hu - hk:.2f}" '
-                           f'width="{BIN_WIDTH}" height="{hk:.2f}" fill="{KERNEL_COLOUR}"/>')
+                out.append(f'<rect class="kernel" x="{x:.2f}" y="{base - hu - hk:.2f}" '
+                           f'width="{bin_px:.2f}" height="{hk:.2f}" fill="{KERNEL_COLOUR}"/>')
             out.append("</g>")
         out.append("</g>")
 

@@ -1,0 +1,84 @@
+"""Folded stacks: exactly the sample counts of the JSON, in total and for every stack."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+from conftest import raw_samples
+
+
+def expected_stacks(samples: List[Dict[str, Any]], with_pid: bool = False) -> Counter:
+    """Folded stacks computed straight from the JSON, independently of tools/prof."""
+    out: Counter = Counter()
+    for s in samples:
+        names = []
+        for f in reversed(s["samples"]):
+            name = (f["symbol"] or "??").replace(";", ":")
+            names.append(name + " [k]" if f["kernel"] else name)
+        names = names or ["[unknown]"]
+        if with_pid:
+            names.insert(0, f"pid {s['pid']}")
+        out[";".join(names)] += 1
+    return out
+
+
+def parse_folded(text: str) -> Counter:
+    """Folded text back into stack -> count; the count follows the last space."""
+    out: Counter = Counter()
+    assert text.endswith("\n")
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        assert stack and count.isdigit(), f"malformed folded line {line!r}"
+        assert stack not in out, f"stack {stack!r} appears on two lines"
+        out[stack] = int(count)
+    return out
+
+
+def test_counts_match_json(any_profile: Path, profconv: Callable) -> None:
+    result = profconv("folded", any_profile)
+    assert result.returncode == 0, result.stderr
+    folded = parse_folded(result.stdout.decode("utf-8"))
+    samples = raw_samples(any_profile)
+    assert sum(folded.values()) == len(samples)
+    assert folded == expected_stacks(samples)
+
+
+def test_with_pid_prefix(any_profile: Path, profconv: Callable) -> None:
+    result = profconv("folded", any_profile, "--with-pid")
+    assert result.returncode == 0, result.stderr
+    folded = parse_folded(result.stdout.decode("utf-8"))
+    assert folded == expected_stacks(raw_samples(any_profile), with_pid=True)
+    assert all(stack.startswith("pid ") for stack in folded)
+
+
+def test_pid_filter(mixed_path: Path, profconv: Callable) -> None:
+    samples = raw_samples(mixed_path)
+    pids = sorted({s["pid"] for s in samples})
+    assert len(pids) > 1
+    for pid in pids:
+        result = profconv("folded", mixed_path, "--pid", pid)
+        assert result.returncode == 0, result.stderr
+        folded = parse_folded(result.stdout.decode("utf-8"))
+        assert folded == expected_stacks([s for s in samples if s["pid"] == pid])
+    both = profconv("folded", mixed_path, "--pid", f"{pids[0]},{pids[1]}", "--with-pid")
+    prefixes = {line.split(";")[0] for line in both.stdout.decode().splitlines()}
+    assert prefixes == {f"pid {pids[0]}", f"pid {pids[1]}"}
+
+
+def test_spin_chain(spin_path: Path, profconv: Callable) -> None:
+    folded = parse_folded(profconv("folded", spin_path).stdout.decode())
+    hot = folded["_start;main;outer;middle;hot"]
+    assert hot > sum(folded.values()) / 2, "spin spends most of its samples in hot"
+
+
+def test_kernel_frames_marked(mixed_path: Path, profconv: Callable) -> None:
+    folded = parse_folded(profconv("folded", mixed_path).stdout.decode())
+    kernel_stacks = [s for s in folded if " [k]" in s]
+    assert kernel_stacks, "the mixed profile has samples inside system calls"
+    for stack in kernel_stacks:
+        frames = stack.split(";")
+        marked = [f.endswith(" [k]") for f in frames]
+        # Kernel frames are innermost: once a stack enters the kernel it stays there.
+        assert marked == sorted(marked), stack

@@ -1,0 +1,83 @@
+"""tools/profconv as a command: every format, the options, and clear errors."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from conftest import PROFCONV, raw_samples
+
+FORMATS = ("top", "folded", "speedscope", "perf", "pprof", "svg", "html")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_to_file_and_stdout(fmt: str, spin_path: Path, profconv: Callable,
+                                         tmp_path: Path) -> None:
+    out = tmp_path / f"out.{fmt}"
+    to_file = profconv(fmt, spin_path, "-o", out)
+    assert to_file.returncode == 0, to_file.stderr
+    assert to_file.stdout == b"" and out.stat().st_size > 0
+    to_stdout = profconv(fmt, spin_path)
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert to_stdout.stdout == out.read_bytes(), "the same bytes either way"
+
+
+def test_standard_input(spin_path: Path, profconv: Callable) -> None:
+    piped = profconv("folded", "-", input=spin_path.read_bytes())
+    assert piped.returncode == 0 and piped.stdout == profconv("folded", spin_path).stdout
+
+
+def test_empty_profile(profconv: Callable, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("[\n]\n")
+    for fmt in FORMATS:
+        result = profconv(fmt, empty, "-o", tmp_path / f"empty.{fmt}")
+        assert result.returncode == 0, (fmt, result.stderr)
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("folded", "/nonexistent/profile.json"), 1, b"cannot read /nonexistent/profile.json"),
+    (("svg", "{bad}"), 1, b"not valid JSON"),
+    (("top", "{spin}", "--pid", "x"), 2, b"--pid wants process numbers"),
+    (("top", "{spin}", "--pid", "99999"), 1, b"no samples of pid 99999"),
+    (("top", "{spin}", "--name", "spin"), 2, b"--name wants PID=NAME"),
+    (("pprof", "{spin}", "--rate", "0"), 2, b"--rate must be positive"),
+    (("gif", "{spin}"), 2, b"invalid choice"),
+])
+def test_errors(args: tuple, code: int, message: bytes, spin_path: Path, profconv: Callable,
+                tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"pid":1,')
+    args = tuple(a.format(spin=spin_path, bad=bad) for a in args)
+    result = profconv(*args)
+    assert result.returncode == code, result.stderr
+    assert message in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+def test_closed_pipe_is_quiet(mixed_path: Path) -> None:
+    """`profconv perf x | head -1` must not end in a traceback."""
+    result = subprocess.run(f"'{PROFCONV}' perf '{mixed_path}' | head -1", shell=True,
+                            capture_output=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.count(b"\n") == 1
+    assert b"Traceback" not in result.stderr and b"Error" not in result.stderr
+
+
+def test_names_option(mixed_path: Path, profconv: Callable) -> None:
+    pid = raw_samples(mixed_path)[0]["pid"]
+    out = profconv("folded", mixed_path, "--with-pid", "--name", f"{pid}=sh").stdout.decode()
+    assert f"pid {pid} (sh);" in out
+
+
+def test_runs_under_plain_python3(spin_path: Path) -> None:
+    """The command's own shebang (`env python3`) must work too, whichever python3 that is."""
+    if shutil.which("python3") is None:
+        pytest.skip("no python3 on PATH")
+    result = subprocess.run([str(PROFCONV), "top", str(spin_path)], capture_output=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert b"hot" in result.stdout

@@ -1,0 +1,66 @@
+"""The tools must run on any Python from 3.9 on, though the machines here have 3.11.
+
+A newer interpreter happily runs code that an older one rejects, so these checks look at the
+source instead: every module parses with Python 3.9's grammar, annotations are never
+evaluated at run time (so `int | None` in one is harmless), and none of the newer library
+features that are easy to reach for by habit is used.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+from typing import List
+
+import pytest
+
+from conftest import TOOLS
+
+SOURCES: List[Path] = sorted((TOOLS / "prof").glob("*.py")) + [TOOLS / "profconv"]
+
+# Library features newer than 3.9, found by their spelling.
+NEWER = {
+    r"\bzip\([^)]*strict=": "zip(strict=) is 3.10",
+    r"dataclass\([^)]*\b(slots|kw_only)=": "dataclass(slots=, kw_only=) is 3.10",
+    r"\.bit_count\(": "int.bit_count() is 3.10",
+    r"\bimport tomllib\b": "tomllib is 3.11",
+    r"\bExceptionGroup\b|\bexcept\*": "exception groups are 3.11",
+    r"\bfrom typing import[^\n]*\b(TypeAlias|ParamSpec|Self|Never)\b": "typing names of 3.10+",
+    r"\bpairwise\(": "itertools.pairwise is 3.10",
+}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_python39_compatible(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text, filename=str(path), feature_version=(3, 9))
+    for node in ast.walk(tree):
+        assert not isinstance(node, getattr(ast, "Match", ())), f"{path}: match is 3.10"
+    has_annotations = any(
+        isinstance(n, (ast.AnnAssign, ast.arg)) and getattr(n, "annotation", None) is not None
+        or isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None
+        for n in ast.walk(tree))
+    if has_annotations and path.suffix == ".py":
+        assert "from __future__ import annotations" in text, \
+            f"{path}: annotations must not be evaluated (3.9 cannot evaluate `X | None`)"
+    for pattern, why in NEWER.items():
+        assert not re.search(pattern, text), f"{path}: {why}"
+
+
+def test_standard_library_only() -> None:
+    """The package imports nothing outside the standard library (and itself)."""
+    allowed = {"__future__", "argparse", "collections", "dataclasses", "gzip", "html", "json",
+               "math", "os", "pathlib", "random", "statistics", "struct", "sys", "typing",
+               "zlib"}
+    for path in SOURCES:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            for name in names:
+                assert name in allowed or name == "prof", f"{path}: imports {name}"

@@ -1,0 +1,206 @@
+"""The HTML report: self-contained, and working in a real browser (headless Chromium).
+
+The browser tests open the page with --dump-dom, which prints the document after its script
+has run, and read Chromium's console log, where every uncaught script error appears as an
+`INFO:CONSOLE` line. The page keeps its view state in the address (#search=...&zoom=...),
+so opening it with a fragment drives the script's search and zoom without a mouse. A
+screenshot of each report is left in build/ (report.png, report-mixed.png) for a person to
+look at.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import struct
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+import pytest
+
+from conftest import ROOT, raw_samples
+
+BUILD = ROOT / "build"
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: List[tuple] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+
+def elements(html: str) -> List[tuple]:
+    parser = Elements()
+    parser.feed(html)
+    return parser.tags
+
+
+def frames(tags: List[tuple]) -> List[Dict[str, str]]:
+    return [a for t, a in tags if t == "g" and "frame" in a.get("class", "").split()]
+
+
+@pytest.fixture
+def report(profconv: Callable, tmp_path: Path) -> Callable[[Path], Path]:
+    def make(profile: Path) -> Path:
+        out = tmp_path / f"{profile.stem}.html"
+        result = profconv("html", profile, "-o", out)
+        assert result.returncode == 0, result.stderr
+        return out
+    return make
+
+
+def test_self_contained(any_profile: Path, report: Callable) -> None:
+    html = report(any_profile).read_text(encoding="utf-8")
+    tags = elements(html)
+    for tag, attrs in tags:
+        for key in ("src", "href"):
+            assert key not in attrs or attrs[key].startswith("#"), \
+                f"<{tag} {key}={attrs[key]!r}> loads something from outside the page"
+    ids = {a["id"] for _, a in tags if "id" in a}
+    assert {"flame", "search", "reset", "matched", "details", "top"} <= ids
+    assert any(t == "svg" and "timeline" in a.get("class", "") for t, a in tags)
+    samples = raw_samples(any_profile)
+    root = frames(tags)[0]
+    assert root["data-name"] == "all" and int(root["data-count"]) == len(samples)
+
+
+def test_timeline_rows(mixed_path: Path, report: Callable) -> None:
+    tags = elements(report(mixed_path).read_text(encoding="utf-8"))
+    rows = [int(a["data-pid"]) for t, a in tags if t == "g" and a.get("class") == "row"]
+    assert rows == sorted({s["pid"] for s in raw_samples(mixed_path)})
+    kinds = {a.get("class") for t, a in tags if t == "rect"}
+    assert {"user", "kernel"} <= kinds, "user and kernel samples are drawn in two colours"
+
+
+# --- In the browser --------------------------------------------------------------------------
+
+
+def find_chromium() -> Optional[str]:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    path = find_chromium()
+    if path is None:
+        pytest.skip("chromium is not installed (Debian: apt-get install -y chromium); "
+                    "the report was not checked in a browser")
+    return path
+
+
+def run_chromium(chromium: str, profile_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    argv = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--no-first-run", f"--user-data-dir={profile_dir}", "--enable-logging=stderr",
+            "--v=0", *args]
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("chromium did not finish within 90 s")
+
+
+def console_errors(stderr: str) -> List[str]:
+    return [line for line in stderr.splitlines() if "INFO:CONSOLE" in line and "Uncaught" in line]
+
+
+def dump(chromium: str, page: Path, tmp_path: Path, fragment: str = "") -> str:
+    result = run_chromium(chromium, tmp_path / "chromium-profile", "--dump-dom",
+                          page.as_uri() + fragment)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not console_errors(result.stderr), "\n".join(console_errors(result.stderr))
+    assert 'data-ready="yes"' in result.stdout, "the page's script did not finish"
+    return result.stdout
+
+
+def matched(dom: str) -> int:
+    m = re.search(r'<span id="matched" data-matched="(\d+)"', dom)
+    assert m, "the search did not report a count"
+    return int(m[1])
+
+
+def visible(dom: str) -> List[Dict[str, str]]:
+    return [a for a in frames(elements(dom)) if "display: none" not in a.get("style", "")]
+
+
+def test_runs_without_errors(chromium: str, any_profile: Path, report: Callable,
+                             tmp_path: Path) -> None:
+    dom = dump(chromium, report(any_profile), tmp_path)
+    assert matched(dom) == 0
+
+
+def test_search_counts_samples(chromium: str, mixed_path: Path, report: Callable,
+                               tmp_path: Path) -> None:
+    page = report(mixed_path)
+    samples = raw_samples(mixed_path)
+    for pattern, regex in (("hot", re.compile("hot", re.I)),
+                           ("^sys_", re.compile("^sys_", re.I)),
+                           ("%5E(middle%7Couter)%24", re.compile("^(middle|outer)$", re.I)),
+                           # The root box stands for the whole profile, not a function.
+                           ("%5Eall%24", re.compile("^all$", re.I))):
+        dom = dump(chromium, page, tmp_path, f"#search={pattern}")
+        # A sample counts once however many of its frames match.
+        want = sum(1 for s in samples if any(regex.search(f["symbol"] + (" [k]" if f["kernel"]
+                                                                          else ""))
+                                             for f in s["samples"]))
+        assert matched(dom) == want, pattern
+        marked = [a for a in frames(elements(dom)) if "match" in a.get("class", "").split()]
+        assert all(regex.search(a["data-name"]) for a in marked)
+        assert bool(marked) == (want > 0)
+
+
+def test_zoom(chromium: str, spin_path: Path, report: Callable, tmp_path: Path) -> None:
+    page = report(spin_path)
+    tags = frames(elements(page.read_text(encoding="utf-8")))
+    middle = max((a for a in tags if a["data-name"] == "middle"),
+                 key=lambda a: int(a["data-count"]))
+    dom = dump(chromium, page, tmp_path, f"#zoom={middle['data-id']}")
+    shown = visible(dom)
+    width = 1200
+    by_id = {a["data-id"]: a for a in shown}
+    assert middle["data-id"] in by_id
+    # The zoomed box spans the width; its callers are faded; everything else is inside it.
+    rects = re.findall(r'data-id="(\d+)"[^>]*>(?:<title>[^<]*</title>)?<rect x="([\d.]+)"'
+                       r'[^>]*width="([\d.]+)"', dom)
+    geometry = {i: (float(x), float(w)) for i, x, w in rects}
+    assert geometry[middle["data-id"]] == (0.0, float(width))
+    start, count = int(middle["data-start"]), int(middle["data-count"])
+    for a in shown:
+        s, c, d = int(a["data-start"]), int(a["data-count"]), int(a["data-depth"])
+        if d < int(middle["data-depth"]):
+            assert "faded" in a["class"] and s <= start and start + count <= s + c
+        else:
+            assert start <= s and s + c <= start + count
+            x, w = geometry[a["data-id"]]
+            assert abs(w - c * width / count) < 0.02 and abs(x - (s - start) * width / count) < 0.02
+    names = {a["data-name"] for a in shown}
+    assert names >= {"all", "_start", "main", "outer", "middle", "hot"}
+
+
+def png_size(path: Path) -> tuple:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("name", ["spin", "mixed"])
+def test_screenshot(chromium: str, name: str, report: Callable, tmp_path: Path) -> None:
+    page = report(Path(__file__).resolve().parent / "data" / f"{name}.json")
+    BUILD.mkdir(exist_ok=True)
+    png = BUILD / ("report.png" if name == "spin" else f"report-{name}.png")
+    png.unlink(missing_ok=True)
+    result = run_chromium(chromium, tmp_path / "chromium-profile", f"--screenshot={png}",
+                          "--window-size=1280,900", page.as_uri())
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not console_errors(result.stderr), "\n".join(console_errors(result.stderr))
+    assert png_size(png) == (1280, 900)

@@ -1,0 +1,66 @@
+"""The table of functions: self and inclusive counts, printed like `profile top`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, Tuple
+
+from conftest import raw_samples
+
+# The row format of `profile top` (user/profile.cc), which profconv copies.
+ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\[k\] )?(.+)$")
+TOTAL = re.compile(r"^(\d+) samples from (\d+) process(?:es)?$")
+
+
+def expected_counts(samples: list) -> Tuple[Counter, Counter, int]:
+    self_counts: Counter = Counter()
+    incl_counts: Counter = Counter()
+    total = 0
+    for s in samples:
+        frames = s["samples"]
+        if not frames:
+            continue
+        total += 1
+        self_counts[(frames[0]["symbol"] or "??", frames[0]["kernel"])] += 1
+        for key in {(f["symbol"] or "??", f["kernel"]) for f in frames}:
+            incl_counts[key] += 1
+    return self_counts, incl_counts, total
+
+
+def parse_top(text: str) -> Tuple[Dict[Tuple[str, bool], Tuple[int, int]], int, int]:
+    lines = text.splitlines()
+    total = TOTAL.match(lines[-1])
+    assert total, f"no total line at the end:\n{text}"
+    rows = {}
+    for line in lines[1:-1]:
+        m = ROW.match(line)
+        assert m, f"malformed row {line!r}"
+        n = int(total[1])
+        assert abs(float(m[2]) - 100.0 * int(m[1]) / n) < 0.051
+        assert abs(float(m[4]) - 100.0 * int(m[3]) / n) < 0.051
+        rows[(m[6], m[5] is not None)] = (int(m[1]), int(m[3]))
+    return rows, int(total[1]), int(total[2])
+
+
+def test_all_rows_match_json(any_profile: Path, profconv: Callable) -> None:
+    result = profconv("top", any_profile, "-n", 0)
+    assert result.returncode == 0, result.stderr
+    rows, total, nprocs = parse_top(result.stdout.decode("utf-8"))
+    samples = raw_samples(any_profile)
+    self_counts, incl_counts, want_total = expected_counts(samples)
+    assert total == want_total
+    assert nprocs == len({s["pid"] for s in samples})
+    assert rows == {key: (self_counts[key], incl_counts[key]) for key in incl_counts}
+
+
+def test_sorted_and_limited(spin_path: Path, profconv: Callable) -> None:
+    text = profconv("top", spin_path).stdout.decode()
+    rows = [ROW.match(line) for line in text.splitlines()[1:-1]]
+    functions = {(f["symbol"], f["kernel"]) for s in raw_samples(spin_path) for f in s["samples"]}
+    assert len(rows) == min(10, len(functions)), "ten rows by default, like `profile top`"
+    keys = [(-int(m[1]), -int(m[3])) for m in rows]
+    assert keys == sorted(keys)
+    assert rows[0][6] == "hot", "spin spends most of its time in hot"
+    assert len(profconv("top", spin_path, "-n", 3).stdout.decode().splitlines()) == 5
