@@ -2,7 +2,7 @@
 // from it.
 //
 // It sets up what every later program takes for granted: descriptors 0, 1 and 2 open on
-// the console (inherited by all its descendants), and the device files under /proc.
+// the console (inherited by all its descendants), and the device files under /proc and /dev.
 // Those files are made here, when missing, rather than by mkfs, so that a disk image built
 // by any mkfs, xv6's included, gets them too.
 //
@@ -10,6 +10,7 @@
 // kernel hands orphans to init, and only a wait() by init frees them. So its loop is just
 // wait(): any child that is not the shell is reaped silently, and when the shell itself
 // exits a new one is started.
+#include "abi/export.h"
 #include "abi/profile.h"
 #include "lib/user.h"
 
@@ -28,6 +29,7 @@ constexpr DeviceFile kProcFiles[] = {
     {"/proc/meminfo", PROCFS_MAJOR, PROC_MEMINFO},
     {"/proc/profile", PROCFS_MAJOR, PROC_PROFILE},
     {"/proc/profstat", PROCFS_MAJOR, PROC_PROFSTAT},
+    {"/dev/export", EXPORT_MAJOR, 0},
 };
 
 void open_console() {
@@ -49,6 +51,7 @@ void make_proc_files() {
   // after the first boot, so their results are not checked. A file that exists but cannot
   // be made is reported.
   mkdir("/proc");
+  mkdir("/dev");
   for (const DeviceFile &f : kProcFiles) {
     if (mknod(f.path, f.major, f.minor) < 0) {
       struct stat st;

@@ -77,6 +77,7 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   iinit();
   fileinit();
   procfsinit();
+  exportinit();
   prof::report_init();
   virtio_disk_init();
   userinit();

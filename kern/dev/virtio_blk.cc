@@ -20,8 +20,13 @@
 //
 // The kernel maps RAM at its physical addresses, so the pointers we hand the device (queue
 // memory, headers, buffer data) are physical addresses as they stand.
+//
+// There may be two disks, in the first two virtio-mmio slots: the root file system (device
+// ROOTDEV, slot 0, required) and the optional export disk (device EXPORTDEV, slot 1, see
+// kern/dev/export.cc). Each has its own queue, lock and interrupt; a Buf's dev picks one.
 
 #include "abi/fs_format.h"
+#include "abi/param.h"
 #include "arch/riscv/memlayout.h"
 #include "dev/virtio.h"
 #include "fs/buf.h"
@@ -61,6 +66,9 @@ struct Request {
 
 struct Disk {
   Spinlock lock{"virtio_disk"};
+  u64 base = 0;        // the device's registers
+  bool present = false;
+  u64 sectors = 0;     // capacity, in 512-byte sectors
   // Everything below is protected by lock.
   QueueMemory *queue = nullptr;
   bool desc_free[QUEUE_SIZE] = {};
@@ -68,26 +76,34 @@ struct Disk {
   u16 used_seen = 0;  // entries of the used ring already handled
   Request requests[QUEUE_SIZE] = {};
 };
-constinit Disk disk;
+constexpr int NDISK = 2;
+constinit Disk disks[NDISK];
 
-volatile u32 &reg(Reg r) {
-  return *reinterpret_cast<volatile u32 *>(mem::VIRTIO0 + static_cast<u32>(r));
+volatile u32 &reg(const Disk &disk, Reg r) {
+  return *reinterpret_cast<volatile u32 *>(disk.base + static_cast<u32>(r));
 }
-u32 read_reg(Reg r) { return reg(r); }
-void write_reg(Reg r, u32 v) { reg(r) = v; }
+u32 read_reg(const Disk &disk, Reg r) { return reg(disk, r); }
+void write_reg(const Disk &disk, Reg r, u32 v) { reg(disk, r) = v; }
+
+// The disk for a device number, or nullptr.
+Disk *disk_for(u32 dev) {
+  if (dev == ROOTDEV) return &disks[0];
+  if (dev == EXPORTDEV && disks[1].present) return &disks[1];
+  return nullptr;
+}
 
 // Kernel addresses are physical addresses (the direct map), which is what the device wants.
 u64 phys(const volatile void *p) { return reinterpret_cast<u64>(p); }
 
-void write_addr(Reg low, Reg high, u64 addr) {
-  write_reg(low, static_cast<u32>(addr));
-  write_reg(high, static_cast<u32>(addr >> 32));
+void write_addr(const Disk &disk, Reg low, Reg high, u64 addr) {
+  write_reg(disk, low, static_cast<u32>(addr));
+  write_reg(disk, high, static_cast<u32>(addr >> 32));
 }
 
 // Take CHAIN free descriptors, sleeping until that many are free. Taking them all at once
 // means a process never holds part of a chain while waiting for the rest, so requests
 // cannot starve each other into a deadlock. Caller holds disk.lock.
-void alloc_chain(u16 (&chain)[CHAIN]) {
+void alloc_chain(Disk &disk, u16 (&chain)[CHAIN]) {
   while (disk.nfree < CHAIN) sleep(&disk.nfree, disk.lock);
   u32 got = 0;
   for (u16 i = 0; got < CHAIN; i++) {
@@ -100,7 +116,7 @@ void alloc_chain(u16 (&chain)[CHAIN]) {
 }
 
 // Return a finished request's descriptors to the pool. Caller holds disk.lock.
-void free_chain(const u16 (&chain)[CHAIN]) {
+void free_chain(Disk &disk, const u16 (&chain)[CHAIN]) {
   for (u16 d : chain) {
     if (disk.desc_free[d]) panic("virtio_disk: descriptor %u freed twice", d);
     disk.queue->desc[d] = VirtqDesc{};
@@ -112,72 +128,93 @@ void free_chain(const u16 (&chain)[CHAIN]) {
 
 // Status handshake, feature negotiation and queue set-up, in the order of spec 3.1.1
 // ("Driver Requirements: Device Initialization").
-void negotiate() {
-  write_reg(Reg::Status, 0);  // reset
+void negotiate(Disk &disk) {
+  write_reg(disk, Reg::Status, 0);  // reset
   u32 status = STATUS_ACKNOWLEDGE;
-  write_reg(Reg::Status, status);
+  write_reg(disk, Reg::Status, status);
   status |= STATUS_DRIVER;
-  write_reg(Reg::Status, status);
+  write_reg(disk, Reg::Status, status);
 
   // We need none of the optional block features (read-only disks, flush, multiple queues,
   // and so on), so the only bit we accept is VERSION_1, which a modern device requires.
-  write_reg(Reg::DeviceFeaturesSel, 1);
+  write_reg(disk, Reg::DeviceFeaturesSel, 1);
   constexpr u32 version1 = 1u << (F_VERSION_1 - 32);
-  if ((read_reg(Reg::DeviceFeatures) & version1) == 0) {
+  if ((read_reg(disk, Reg::DeviceFeatures) & version1) == 0) {
     panic("virtio_disk_init: device does not offer VIRTIO_F_VERSION_1");
   }
-  write_reg(Reg::DriverFeaturesSel, 0);
-  write_reg(Reg::DriverFeatures, 0);
-  write_reg(Reg::DriverFeaturesSel, 1);
-  write_reg(Reg::DriverFeatures, version1);
+  write_reg(disk, Reg::DriverFeaturesSel, 0);
+  write_reg(disk, Reg::DriverFeatures, 0);
+  write_reg(disk, Reg::DriverFeaturesSel, 1);
+  write_reg(disk, Reg::DriverFeatures, version1);
   status |= STATUS_FEATURES_OK;
-  write_reg(Reg::Status, status);
+  write_reg(disk, Reg::Status, status);
   // The device clears FEATURES_OK again if it cannot work with what we accepted.
-  if ((read_reg(Reg::Status) & STATUS_FEATURES_OK) == 0) {
+  if ((read_reg(disk, Reg::Status) & STATUS_FEATURES_OK) == 0) {
     panic("virtio_disk_init: device rejected our features");
   }
 
-  write_reg(Reg::QueueSel, 0);
-  if (read_reg(Reg::QueueReady) != 0) panic("virtio_disk_init: queue 0 already in use");
-  u32 max = read_reg(Reg::QueueNumMax);
+  write_reg(disk, Reg::QueueSel, 0);
+  if (read_reg(disk, Reg::QueueReady) != 0) panic("virtio_disk_init: queue 0 already in use");
+  u32 max = read_reg(disk, Reg::QueueNumMax);
   if (max < QUEUE_SIZE) panic("virtio_disk_init: queue holds only %u descriptors", max);
   disk.queue = static_cast<QueueMemory *>(kalloc());  // zeroed: both rings start empty
   if (disk.queue == nullptr) panic("virtio_disk_init: out of memory");
-  write_reg(Reg::QueueNum, QUEUE_SIZE);
-  write_addr(Reg::QueueDescLow, Reg::QueueDescHigh, phys(disk.queue->desc));
-  write_addr(Reg::QueueDriverLow, Reg::QueueDriverHigh, phys(&disk.queue->avail));
-  write_addr(Reg::QueueDeviceLow, Reg::QueueDeviceHigh, phys(&disk.queue->used));
-  write_reg(Reg::QueueReady, 1);
+  write_reg(disk, Reg::QueueNum, QUEUE_SIZE);
+  write_addr(disk, Reg::QueueDescLow, Reg::QueueDescHigh, phys(disk.queue->desc));
+  write_addr(disk, Reg::QueueDriverLow, Reg::QueueDriverHigh, phys(&disk.queue->avail));
+  write_addr(disk, Reg::QueueDeviceLow, Reg::QueueDeviceHigh, phys(&disk.queue->used));
+  write_reg(disk, Reg::QueueReady, 1);
 
   status |= STATUS_DRIVER_OK;
-  write_reg(Reg::Status, status);
+  write_reg(disk, Reg::Status, status);
+}
+
+// Is there a modern virtio block device in this disk's slot?
+bool probe(const Disk &disk) {
+  return read_reg(disk, Reg::MagicValue) == MAGIC &&
+         read_reg(disk, Reg::Version) == VERSION_MODERN &&
+         read_reg(disk, Reg::DeviceId) == DEVICE_ID_BLOCK;
+}
+
+void init_disk(Disk &disk) {
+  SpinGuard g(disk.lock);
+  negotiate(disk);
+  for (bool &f : disk.desc_free) f = true;
+  disk.nfree = QUEUE_SIZE;
+  // The block device's configuration starts with its capacity in sectors (spec 5.2.4).
+  disk.sectors = read_reg(disk, Reg::Config) | (u64(read_reg(disk, Reg(u32(Reg::Config) + 4))) << 32);
+  disk.present = true;
 }
 
 }  // namespace
 
 void virtio_disk_init() {
-  u32 magic = read_reg(Reg::MagicValue);
-  u32 version = read_reg(Reg::Version);
-  u32 device = read_reg(Reg::DeviceId);
-  if (magic != MAGIC || version != VERSION_MODERN || device != DEVICE_ID_BLOCK) {
+  disks[0].base = mem::VIRTIO0;
+  disks[1].base = mem::VIRTIO1;
+  if (!probe(disks[0])) {
     // Version 1 means QEMU ran without -global virtio-mmio.force-legacy=false; device 0
     // means no -device virtio-blk-device on this slot.
-    panic(
-        "virtio_disk_init: no modern virtio block device at %p "
-        "(magic %x, version %u, device id %u)",
-        reinterpret_cast<void *>(mem::VIRTIO0), magic, version, device);
+    panic("virtio_disk_init: no modern virtio block device at %p "
+          "(magic %x, version %u, device id %u)",
+          reinterpret_cast<void *>(mem::VIRTIO0), read_reg(disks[0], Reg::MagicValue),
+          read_reg(disks[0], Reg::Version), read_reg(disks[0], Reg::DeviceId));
   }
+  init_disk(disks[0]);
+  if (probe(disks[1])) init_disk(disks[1]);  // the export disk is optional
+}
 
-  SpinGuard g(disk.lock);
-  negotiate();
-  for (bool &f : disk.desc_free) f = true;
-  disk.nfree = QUEUE_SIZE;
+u64 virtio_disk_blocks(u32 dev) {
+  Disk *disk = disk_for(dev);
+  return disk ? disk->sectors / (fsfmt::BSIZE / BLK_SECTOR_SIZE) : 0;
 }
 
 void virtio_disk_rw(Buf *b, bool write) {
+  Disk *dp = disk_for(b->dev);
+  if (dp == nullptr) panic("virtio_disk_rw: no disk for device %u", b->dev);
+  Disk &disk = *dp;
   SpinGuard g(disk.lock);
   u16 chain[CHAIN];
-  alloc_chain(chain);
+  alloc_chain(disk, chain);
 
   Request &req = disk.requests[chain[0]];
   req.header = BlkReqHeader{
@@ -203,7 +240,7 @@ void virtio_disk_rw(Buf *b, bool write) {
   __sync_synchronize();
   avail.idx = avail.idx + 1;
   __sync_synchronize();
-  write_reg(Reg::QueueNotify, 0);
+  write_reg(disk, Reg::QueueNotify, 0);
 
   while (b->disk) sleep(b, disk.lock);
 
@@ -213,17 +250,19 @@ void virtio_disk_rw(Buf *b, bool write) {
           b->blockno, status);
   }
   req.buf = nullptr;
-  free_chain(chain);
+  free_chain(disk, chain);
 }
 
-void virtio_disk_intr() {
+void virtio_disk_intr(int slot) {
+  if (slot < 0 || slot >= NDISK) return;
+  Disk &disk = disks[slot];
   SpinGuard g(disk.lock);
   if (disk.queue == nullptr) return;  // not ours yet: the device is not initialised
 
   // Acknowledge before scanning: a completion that arrives while we scan raises a new
   // interrupt instead of being missed (at worst that interrupt finds nothing new).
-  write_reg(Reg::InterruptAck,
-            read_reg(Reg::InterruptStatus) & (INTERRUPT_USED_BUFFER | INTERRUPT_CONFIG_CHANGE));
+  write_reg(disk, Reg::InterruptAck,
+            read_reg(disk, Reg::InterruptStatus) & (INTERRUPT_USED_BUFFER | INTERRUPT_CONFIG_CHANGE));
   __sync_synchronize();
 
   volatile auto &used = disk.queue->used;

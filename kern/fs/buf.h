@@ -20,11 +20,16 @@ void binit();
 // A locked buffer holding block `blockno` of `dev`.
 Buf *bread(u32 dev, u32 blockno);
 void bwrite(Buf *b);  // caller holds b->lock
+// A locked buffer for a block the caller will overwrite entirely: not read from disk first.
+Buf *bget_overwrite(u32 dev, u32 blockno);
 void brelse(Buf *b);
 void bpin(Buf *b);    // keep in cache (the log holds it until commit)
 void bunpin(Buf *b);
 
 // The disk driver (kern/dev/virtio_blk.cc).
+// Device numbers of the disks: the root file system, and the optional export disk.
+inline constexpr u32 EXPORTDEV = 2;
 void virtio_disk_init();
 void virtio_disk_rw(Buf *b, bool write);
-void virtio_disk_intr();
+void virtio_disk_intr(int slot);  // slot 0: IRQ VIRTIO0_IRQ, slot 1: VIRTIO1_IRQ
+u64 virtio_disk_blocks(u32 dev);  // size of a disk in blocks, 0 if absent

@@ -49,6 +49,7 @@ int piperead(Pipe *pi, UserAddr addr, int n);
 // The files under /proc (kern/fs/procfs.cc): device files of major PROCFS whose contents
 // are generated text. procfsinit() registers the major in devsw and /proc/meminfo.
 void procfsinit();
+void exportinit();  // /dev/export (kern/dev/export.cc)
 
 // Text built up in a kernel buffer, for a /proc file. Appends past the end of the buffer
 // are dropped (and remembered in overflowed()).

@@ -43,7 +43,7 @@ void kvminit() {
   pagetable_t kpt = static_cast<pagetable_t>(kalloc());
   kvmmap(kpt, mem::TEST_DEVICE, mem::TEST_DEVICE, PGSIZE, PTE_R | PTE_W);
   kvmmap(kpt, mem::UART0, mem::UART0, PGSIZE, PTE_R | PTE_W);
-  kvmmap(kpt, mem::VIRTIO0, mem::VIRTIO0, PGSIZE, PTE_R | PTE_W);
+  kvmmap(kpt, mem::VIRTIO0, mem::VIRTIO0, 2 * PGSIZE, PTE_R | PTE_W);  // slots 0 and 1
   kvmmap(kpt, mem::PLIC, mem::PLIC, mem::PLIC_SIZE, PTE_R | PTE_W);
   u64 kbase = reinterpret_cast<u64>(kernel_start);
   u64 ktext_end = reinterpret_cast<u64>(etext);

@@ -147,6 +147,7 @@ void render_profstat(ProcText &out) {
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
   out.str("missed: ").num(c.missed).ch('\n');
+  // Wall-clock nanoseconds; under QEMU's -icount shift=0 they count instructions exactly.
   out.str("sample cost ns: ").num(c.cost_ns).ch('\n');
   out.str("capacity: ").num(CAPACITY).ch('\n');
 }

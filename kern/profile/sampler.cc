@@ -176,14 +176,16 @@ void tick(KernelFrame *kf, u64 now) {
   }
   if (now < c->next_sample) return;
   c->next_sample += period;
+  Proc *p = c->proc;
+  bool sampled = p != nullptr && (all_mode || p->profiled);
   if (c->next_sample <= now) {
     // The timer fired late (interrupts were off, or the host was busy): the periods in
-    // between are skipped, and counted, rather than sampled in a burst.
-    __atomic_fetch_add(&missed, (now - c->next_sample) / period + 1, __ATOMIC_RELAXED);
+    // between are skipped rather than sampled in a burst, and counted when they cost a
+    // profiled process its samples.
+    if (sampled) __atomic_fetch_add(&missed, (now - c->next_sample) / period + 1, __ATOMIC_RELAXED);
     c->next_sample = now + period;
   }
-  Proc *p = c->proc;
-  if (p != nullptr && (all_mode || p->profiled)) {
+  if (sampled) {
     // What a sample costs, for /proc/profstat: under QEMU's -icount shift=0 one `time` tick
     // is exactly 100 instructions, so the average measures the sampler in instructions.
     u64 start = riscv::r_time();

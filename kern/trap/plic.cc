@@ -1,6 +1,6 @@
 // The RISC-V platform-level interrupt controller (PLIC) on QEMU's virt machine.
 //
-// Devices raise numbered interrupt sources (UART0 = 10, virtio disk = 1). Each source has a
+// Devices raise numbered interrupt sources (UART0 = 10, virtio disks = 1 and 2). Each has a
 // priority; each hart's supervisor-mode "context" has an enable bit per source and a
 // priority threshold. When an enabled source is pending the PLIC raises the hart's external
 // interrupt (scause 9); the handler claims the source number, services the device and
@@ -25,11 +25,13 @@ u64 sclaim(u64 hart) { return 0x200004 + scontext(hart) * 0x1000; }
 void plicinit() {
   word(priority(mem::UART0_IRQ)) = 1;
   word(priority(mem::VIRTIO0_IRQ)) = 1;
+  word(priority(mem::VIRTIO1_IRQ)) = 1;
 }
 
 void plicinithart() {
   u64 hart = cpuid();
-  word(senable(hart)) = (1u << mem::UART0_IRQ) | (1u << mem::VIRTIO0_IRQ);
+  word(senable(hart)) =
+      (1u << mem::UART0_IRQ) | (1u << mem::VIRTIO0_IRQ) | (1u << mem::VIRTIO1_IRQ);
   word(sthreshold(hart)) = 0;
 }
 

@@ -43,7 +43,9 @@ Intr devintr(u64 scause, KernelFrame *kf) {
     if (irq == static_cast<int>(mem::UART0_IRQ))
       uart_intr();
     else if (irq == static_cast<int>(mem::VIRTIO0_IRQ))
-      virtio_disk_intr();
+      virtio_disk_intr(0);
+    else if (irq == static_cast<int>(mem::VIRTIO1_IRQ))
+      virtio_disk_intr(1);
     else if (irq != 0)
       kprintf("unexpected interrupt irq=%d\n", irq);
     if (irq != 0) plic_complete(irq);

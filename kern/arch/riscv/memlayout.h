@@ -5,6 +5,7 @@
 //   0x0c000000  PLIC
 //   0x10000000  UART0 (ns16550)
 //   0x10001000  virtio-mmio slot 0 (our disk)
+//   0x10002000  virtio-mmio slot 1 (the export disk, optional)
 //   0x80000000  OpenSBI (PMP-protected from S-mode)
 //   0x80200000  the kernel: text, rodata, data, bss, symbol table, then free pages
 //   PHYSTOP     end of RAM (from the device tree, 128 MiB by default)
@@ -27,6 +28,8 @@ inline constexpr u64 UART0 = 0x10000000;
 inline constexpr u64 UART0_IRQ = 10;
 inline constexpr u64 VIRTIO0 = 0x10001000;
 inline constexpr u64 VIRTIO0_IRQ = 1;
+inline constexpr u64 VIRTIO1 = 0x10002000;  // virtio-mmio slot 1: the export disk, if any
+inline constexpr u64 VIRTIO1_IRQ = 2;
 inline constexpr u64 PLIC = 0x0c000000;
 inline constexpr u64 PLIC_SIZE = 0x400000;
 
