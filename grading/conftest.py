@@ -12,7 +12,8 @@ Three ways to get a machine, from cheapest to most isolated:
   extra QEMU arguments. Machines it made are closed after the test.
 
 When a test fails, the whole console log of each machine it used is written to
-build/grade-logs/<test>.log and the path is printed with the failure.
+build/grade-logs/<test>.log and the path is printed with the failure. Logs are overwritten,
+never cleaned up: only the paths printed by this run belong to it.
 
 The marker `@pytest.mark.points(n, lab="...")` records what a test is worth for the course's
 autograder; nothing adds the points up yet.
@@ -24,14 +25,13 @@ By default the session starts with `make all` so the kernel and fs.img are curre
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-from machine import LOG_DIR, REPO, Machine, log_path_for
+from machine import REPO, Machine, log_path_for
 
 DEFAULT_CPUS = 3
 
@@ -44,9 +44,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "points(n, lab=name): the test is worth n points in lab `name`")
+    config.addinivalue_line("markers", "slow: takes minutes (deselect with -m 'not slow')")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller has already built everything
-    shutil.rmtree(LOG_DIR, ignore_errors=True)
     if config.getoption("--no-build") or "MAKELEVEL" in os.environ:
         return  # asked not to, or run by `make test`, which has just built everything
     result = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
@@ -109,7 +109,7 @@ class SharedMachine:
 @pytest.fixture
 def boot(request: pytest.FixtureRequest) -> Iterator[Callable[..., Machine]]:
     """A factory: `boot(cpus=1)` returns a booted machine, closed after the test."""
-    factory = MachineFactory(request.node.nodeid)
+    factory = MachineFactory(Path(request.node.nodeid).name)
     yield factory
     factory.close()
 

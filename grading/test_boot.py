@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from machine import Machine
+from machine import Machine, MachineError
 
 
 def check_boot_log(m: Machine, cpus: int) -> None:
@@ -31,3 +31,14 @@ def test_boot_reaches_prompt(boot, cpus: int) -> None:
     check_boot_log(m, cpus)
     assert m.run("echo alive").strip() == "alive"
     m.assert_no_failures()
+
+
+def test_panic_is_caught(boot) -> None:
+    """`-append test.panic` makes the kernel panic on purpose at the end of its boot. The
+    harness must stop at once and show the panic line and the backtrace that follows it."""
+    with pytest.raises(MachineError) as info:
+        boot(1, extra_args=("-append", "test.panic"), timeout=30)
+    message = str(info.value)
+    assert message.startswith("kernel panic while waiting for the first shell prompt")
+    assert re.search(r"(?m)^panic: .*test\.panic", message)
+    assert re.search(r"(?m)^\s*#0 ", message), "the panic should print a backtrace"

@@ -61,7 +61,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Protocol, Sequence
 
 import pexpect
 import pytest
@@ -84,6 +84,14 @@ MAX_WRITES = 600                  # "write" crashes: disk writes after the first
 
 
 # --- A machine that boots from a given disk -------------------------------------------------
+
+
+class Booter(Protocol):
+    """The `boot` fixture (conftest.MachineFactory), as used here: the machines appended to
+    `machines` are closed after the test, and their console logs saved if it fails."""
+
+    name: str
+    machines: list[Machine]
 
 
 class ImageMachine(Machine):
@@ -403,7 +411,7 @@ def start_workload(m: ImageMachine, cycle: Cycle) -> None:
     m.expect(PROGRESS, timeout=60)
 
 
-def crash_by_time(image: Path, cycle: Cycle, boot) -> None:
+def crash_by_time(image: Path, cycle: Cycle, boot: Booter) -> None:
     m = ImageMachine(image, name=f"{boot.name}-crash")
     boot.machines.append(m)  # so that its console log is saved if the test fails
     start_workload(m, cycle)
@@ -414,7 +422,7 @@ def crash_by_time(image: Path, cycle: Cycle, boot) -> None:
     m.close()  # SIGKILL: the crash
 
 
-def crash_by_write(image: Path, cycle: Cycle, boot) -> None:
+def crash_by_write(image: Path, cycle: Cycle, boot: Booter) -> None:
     with SwitchedDisk(image) as disk:
         m = ImageMachine(disk.address, name=f"{boot.name}-crash")
         boot.machines.append(m)
@@ -432,7 +440,7 @@ def crash_by_write(image: Path, cycle: Cycle, boot) -> None:
         m.close()  # SIGKILL, while the guest waits for a write that will never finish
 
 
-def recovery_machine(image: Path, boot) -> ImageMachine:
+def recovery_machine(image: Path, boot: Booter) -> ImageMachine:
     m = ImageMachine(image, name=f"{boot.name}-recover")
     boot.machines.append(m)
     return m
@@ -451,7 +459,8 @@ def reboot_and_halt(m: ImageMachine) -> None:
 
 
 @pytest.mark.parametrize("cycle", [Cycle.make(i) for i in range(CYCLES)], ids=lambda c: c.id)
-def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path, record_property) -> None:
+def test_crash_cycle(cycle: Cycle, boot: Booter, tmp_path: Path,
+                     record_property: Callable[[str, object], None]) -> None:
     record_property("tally", "crash cycles survived")
     image = tmp_path / "fs.img"
     shutil.copyfile(REPO / "fs.img", image)
@@ -498,7 +507,7 @@ def test_crash_cycle(cycle: Cycle, boot, tmp_path: Path, record_property) -> Non
              keep_image(crashed, boot.name, "crash"))
 
 
-def test_workload_without_crash(boot, tmp_path: Path) -> None:
+def test_workload_without_crash(boot: Booter, tmp_path: Path) -> None:
     """The baseline: crashwork run to its end and a clean power-off leave a clean image whose
     files hold exactly crashwork's records. A failure here is not about crashes at all."""
     image = tmp_path / "fs.img"

@@ -48,7 +48,7 @@ constexpr Test kTests[] = {
     // Processes.
     {"exitwait", test_exitwait, true, 60},
     {"forkfull", test_forkfull, true, 60},
-    {"forkstorm", test_forkstorm, false, 180},
+    {"forkstorm", test_forkstorm, true, 180},
     {"reparent", test_reparent, true, 120},
     {"killrunning", test_killrunning, true, 60},
     {"killsleeping", test_killsleeping, true, 60},
@@ -60,7 +60,7 @@ constexpr Test kTests[] = {
     // Memory.
     {"sbrkbasic", test_sbrkbasic, true, 60},
     {"sbrkabove", test_sbrkabove, true, 60},
-    {"sbrkoom", test_sbrkoom, false, 300},
+    {"sbrkoom", test_sbrkoom, true, 300},
     {"sbrkcycle", test_sbrkcycle, true, 120},
     {"stackguard", test_stackguard, true, 60},
     {"textwrite", test_textwrite, true, 60},

@@ -11,6 +11,7 @@ skip, saying why, only if npm is missing or cannot reach its registry.
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import json
 import shutil
@@ -34,18 +35,22 @@ def pprof_reader() -> Callable[[Path], Dict[str, Any]]:
         pytest.skip("node and npm are needed to decode pprof with pprof-format "
                     "(Debian: apt-get install -y nodejs npm)")
     package = NODE_PREFIX / "node_modules" / "pprof-format" / "package.json"
-    if not package.exists():
-        NODE_PREFIX.mkdir(parents=True, exist_ok=True)
-        try:
-            result = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
-                 "--prefix", str(NODE_PREFIX), "pprof-format"],
-                capture_output=True, text=True, timeout=180)
-        except subprocess.TimeoutExpired:
-            pytest.skip("`npm install pprof-format` timed out: is the npm registry reachable?")
-        if result.returncode != 0 or not package.exists():
-            pytest.skip("`npm install pprof-format` failed (the npm registry may be out of "
-                        f"reach):\n{result.stderr.strip()[-2000:]}")
+    NODE_PREFIX.mkdir(parents=True, exist_ok=True)
+    # Parallel test workers (pytest -n) must not run two installs into one folder.
+    with open(NODE_PREFIX / ".install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not package.exists():
+            try:
+                result = subprocess.run(
+                    [npm, "install", "--no-audit", "--no-fund", "--no-save", "--loglevel=error",
+                     "--prefix", str(NODE_PREFIX), "pprof-format"],
+                    capture_output=True, text=True, timeout=180)
+            except subprocess.TimeoutExpired:
+                pytest.skip("`npm install pprof-format` timed out: is the npm registry "
+                            "reachable?")
+            if result.returncode != 0 or not package.exists():
+                pytest.skip("`npm install pprof-format` failed (the npm registry may be out "
+                            f"of reach):\n{result.stderr.strip()[-2000:]}")
 
     def read(path: Path) -> Dict[str, Any]:
         result = subprocess.run([node, str(DUMP), str(NODE_PREFIX), str(path)],

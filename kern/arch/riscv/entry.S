@@ -8,9 +8,20 @@
 
 #include "arch/riscv/bootstack.h"
 
+#
+# OpenSBI 1.1 has a race in hart_start: it marks a hart as starting before it stores the
+# start address, so a hart we start can occasionally wake up at the cold-boot address,
+# _entry, instead of _secondary_entry. So _entry lets exactly one hart through to kmain,
+# the first to swap boot_claimed from 0 to 1; any later arrival is a started hart and takes
+# the secondary path. (a1 is then the opaque value, not a device tree; it is not used.)
+
 .section .text.entry
 .global _entry
 _entry:
+        la      t0, boot_claimed
+        li      t1, 1
+        amoswap.w.aqrl t1, t1, (t0)
+        bnez    t1, _secondary_entry
         call    setup_hart
         call    kmain                   # kmain(hartid, dtb), never returns
 1:      wfi
@@ -41,6 +52,11 @@ setup_hart:
 park:
         wfi
         j       park
+
+.section .data
+.balign 4
+boot_claimed:
+        .word   0
 
 .section .bootstack, "aw", @nobits
 .balign 16
