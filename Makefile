@@ -126,11 +126,13 @@ print-qemu:
 qemu: deps-check all
 	$(QEMU) $(QEMUOPTS)
 
-GDBPORT ?= $(shell $(PYTHON) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# QEMU waits for gdb on a port free right now (or GDBPORT=n), so two users or two clones
+# never collide; .gdbport tells .gdbinit which one.
 qemu-gdb: deps-check all
-	@echo "target remote 127.0.0.1:$(GDBPORT)" > .gdbport
-	@echo "*** QEMU is waiting for gdb on port $(GDBPORT): run 'gdb-multiarch' in this directory"
-	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$(GDBPORT)
+	@port=$${GDBPORT:-$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
+	echo "target remote 127.0.0.1:$$port" > .gdbport; \
+	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
+	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
 
 # --- Tests -----------------------------------------------------------------------------------
 deps:
