@@ -134,6 +134,31 @@ qemu-gdb: deps-check all
 	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
 	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
 
+# --- The profiling demo (labs/demos/README.md) -----------------------------------------------
+DEMO_CMD ?= profile run spin 3
+DEMO_RATE ?= 1000
+DEMO_DIR := $(BUILD)/demo
+
+define demo-views
+	@mkdir -p $(DEMO_DIR)
+	tools/profconv top $(1)
+	tools/profconv html $(1) -o $(DEMO_DIR)/report.html
+	tools/profconv svg $(1) -o $(DEMO_DIR)/flame.svg
+	tools/profconv folded $(1) -o $(DEMO_DIR)/profile.folded
+	tools/profconv speedscope $(1) -o $(DEMO_DIR)/profile.speedscope.json
+	tools/profconv perf $(1) -o $(DEMO_DIR)/profile.perf.txt
+	tools/profconv pprof $(1) -o $(DEMO_DIR)/profile.pb.gz
+	@echo "Every view of $(1) is in $(DEMO_DIR)/: open $(DEMO_DIR)/report.html in a browser."
+endef
+
+demo: deps-check all
+	tools/profget --no-build -o $(DEMO_DIR)/profile.json 'profile rate $(DEMO_RATE)' '$(DEMO_CMD)'
+	$(call demo-views,$(DEMO_DIR)/profile.json)
+
+demo-report:
+	@test -n "$(PROFILE)" || { echo "usage: make demo-report PROFILE=profile.json" >&2; exit 2; }
+	$(call demo-views,$(PROFILE))
+
 # --- Tests -----------------------------------------------------------------------------------
 deps:
 	tools/deps install
@@ -143,13 +168,17 @@ deps-check:
 
 test: deps-check all
 	$(MAKE) -C tests/host run
+	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)
 	$(PYTHON) -m pytest -q grading $(PYTEST_ARGS)
+
+test-tools:
+	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
 
-.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test clean
+.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test test-tools demo demo-report clean
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
 .SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))

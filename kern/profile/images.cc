@@ -75,7 +75,7 @@ Inode *image_inode(int image) {
 }
 
 const char *image_name(int image) {
-  if (image < 0 || image >= NIMAGE) return "?";
+  if (image < 0 || image >= NIMAGE || images[image].ip == nullptr) return "?";
   return images[image].name;
 }
 

@@ -9,8 +9,8 @@
 //   ]
 //
 // (The real output has no line break inside an object.) "pid"/"tid"/"timestamp" (µs since
-// boot)/"samples" with "address"/"symbol" are the classic schema; "hart", "mode" and
-// "kernel" are extras. The first address of a sample is the interrupted pc and is looked up
+// boot)/"samples" with "address"/"symbol" are the classic schema; "comm" (the program's
+// name), "hart", "mode" and "kernel" are extras. The first address of a sample is the interrupted pc and is looked up
 // as is; every other one is a return address and is looked up at address - 1, so a call
 // that is the last instruction of a function is charged to that function, not the next.
 //
@@ -52,6 +52,7 @@ u32 render_sample(const Sample &s, bool first) {
   w.begin_object();
   w.key("pid").number(s.pid);
   w.key("tid").number(s.pid);
+  w.key("comm").string(image_name(s.image));
   w.key("timestamp").number(s.time / (TIMEBASE_HZ / 1'000'000));  // microseconds
   w.key("hart").number(s.hart);
   w.key("mode").string(s.mode == Mode::Kernel ? "kernel" : "user");

@@ -109,3 +109,16 @@ def test_comm_names_the_process() -> None:
     p = model.loads('[{"pid":5,"timestamp":10,"comm":"spin","samples":[]},'
                     '{"pid":6,"timestamp":11,"samples":[]}]')
     assert p.names == {5: "spin"}
+
+
+def test_period_of_a_process_that_sleeps() -> None:
+    """Gaps of several periods (the process slept) must not inflate the estimate, nor must
+    ticks that come a little late or early."""
+    multiples = [1, 1, 4, 1, 9, 1, 1, 2, 30, 1, 1, 3, 1, 1, 7, 1]
+    jitter = [0, 40, -35, 12, 0, -60, 25, 0]
+    t, samples = 1_000_000, []
+    for i, k in enumerate(multiples * 4):
+        t += k * 1000 + jitter[i % len(jitter)]
+        samples.append(f'{{"pid":3,"timestamp":{t},"hart":0,"samples":[]}}')
+    p = model.loads("[" + ",".join(samples) + "]")
+    assert abs(p.period_us() - 1000) <= 30

@@ -97,9 +97,12 @@ class Profile:
     def period_us(self) -> Optional[int]:
         """The sampling period, estimated from the timestamps, or None if there are too few.
 
-        Each hart has its own sampling clock, so two consecutive samples taken on the same
-        hart are normally one period apart. Gaps grow when the profiled process was not
-        running there, so the typical (median) gap is taken, not the mean.
+        Each hart has its own sampling clock, so two samples taken one after the other on
+        the same hart are one period apart if the process ran all the while, and a whole
+        number of periods apart if it slept in between. The gaps cluster at the period,
+        twice the period, and so on, blurred by ticks that come a little late. The lower
+        quartile of the gaps lands in the first cluster as long as a quarter of them are
+        single periods; the median of the gaps near it is then the estimate.
         """
         last: Dict[int, int] = {}
         gaps = []
@@ -109,7 +112,10 @@ class Profile:
             last[s.hart] = s.timestamp
         if not gaps:
             return None
-        return max(1, int(statistics.median(gaps)))
+        gaps.sort()
+        guess = gaps[len(gaps) // 4]
+        near = [g for g in gaps if guess / 2 <= g <= guess * 3 / 2]
+        return max(1, int(statistics.median(near)))
 
 
 # --- Reading ---------------------------------------------------------------------------------
