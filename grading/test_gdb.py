@@ -1,0 +1,69 @@
+"""The gdb commands of tools/gdb/tern.py, run in batch mode against a running system.
+
+QEMU waits for gdb on a free port, as `make qemu-gdb` does; gdb-multiarch loads .gdbinit
+(kernel symbols and the tern-* commands), stops in the sampler while `spin` is profiled,
+and prints the process and both frame chains.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from machine import REPO, Machine, timeout_scale
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_gdb(port: int, commands: list[str], timeout: float) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        # A private copy of .gdbinit pointing at this machine's port (never the shared .gdbport).
+        init = Path(tmp) / "gdbinit"
+        text = (REPO / ".gdbinit").read_text()
+        text = text.replace("source .gdbport", f"target remote 127.0.0.1:{port}")
+        init.write_text(text)
+        args = ["gdb-multiarch", "-nx", "-batch", "-ix", str(init)]
+        for c in commands:
+            args += ["-ex", c]
+        result = subprocess.run(args, cwd=REPO, capture_output=True, text=True,
+                                timeout=timeout * timeout_scale())
+        return result.stdout + result.stderr
+
+
+@pytest.mark.skipif(shutil.which("gdb-multiarch") is None, reason="gdb-multiarch is not installed")
+def test_gdb_commands_show_process_and_chains(tmp_path: Path) -> None:
+    port = free_port()
+    with Machine(1, name="gdb", extra_args=["-gdb", f"tcp:127.0.0.1:{port}"]) as m:
+        m.boot()
+        m.run("profile rate 100")
+        pid = int(re.search(r"\[(\d+)\]", m.run("spin 30 &")).group(1))
+        m.run(f"profile {pid} on")
+        out = run_gdb(port, [
+            "break prof::record",
+            "continue",
+            "tern-proc",
+            "tern-sample",
+            "tern-bt",
+            "delete",
+            "detach",
+        ], timeout=60)
+        m.run(f"profile {pid} off")
+    assert "Breakpoint 1, prof::record" in out, out[-3000:]
+    assert "(spin) running" in out, f"tern-proc did not name the profiled process:\n{out[-3000:]}"
+    assert "trap from user mode" in out or "trap from supervisor mode" in out, out[-3000:]
+    # The user chain of spin: its functions, innermost first, down to main.
+    user_lines = [l for l in out.splitlines() if l.strip().startswith("u#")]
+    names = " ".join(user_lines)
+    assert "main+" in names and "_start+" in names, f"user chain not symbolized:\n{out[-3000:]}"
+    assert any(f in names for f in ("hot+", "middle+", "outer+")), out[-3000:]
+    kernel_lines = [l for l in out.splitlines() if l.strip().startswith("k#")]
+    assert any("timer_interrupt" in l for l in kernel_lines), f"kernel chain missing:\n{out[-3000:]}"
