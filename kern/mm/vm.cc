@@ -196,38 +196,39 @@ u64 user_page(pagetable_t pt, u64 va, u64 need) {
   if ((*pte & want) != want) return 0;
   return pte_to_pa(*pte);
 }
-}  // namespace
 
-int copyout(pagetable_t pt, UserAddr dst, const void *src, u64 len) {
-  const u8 *s = static_cast<const u8 *>(src);
-  u64 va = dst.va;
+// Visit [va, va+len) page by page: fn(kernel pointer, bytes) for each piece, after checking
+// that the user has `need` permission on its page. Returns 0, or -1 at the first bad page.
+template <typename Fn>
+int for_each_user_piece(pagetable_t pt, u64 va, u64 len, u64 need, Fn &&fn) {
   while (len > 0) {
-    u64 pa = user_page(pt, va, PTE_W);
+    u64 pa = user_page(pt, va, need);
     if (pa == 0) return -1;
     u64 off = va % PGSIZE;
     u64 n = PGSIZE - off < len ? PGSIZE - off : len;
-    memmove(reinterpret_cast<void *>(pa + off), s, n);
+    fn(reinterpret_cast<u8 *>(pa + off), n);
     len -= n;
-    s += n;
     va += n;
   }
   return 0;
 }
 
+}  // namespace
+
+int copyout(pagetable_t pt, UserAddr dst, const void *src, u64 len) {
+  const u8 *s = static_cast<const u8 *>(src);
+  return for_each_user_piece(pt, dst.va, len, PTE_W, [&s](u8 *p, u64 n) {
+    memmove(p, s, n);
+    s += n;
+  });
+}
+
 int copyin(pagetable_t pt, void *dst, UserAddr src, u64 len) {
   u8 *d = static_cast<u8 *>(dst);
-  u64 va = src.va;
-  while (len > 0) {
-    u64 pa = user_page(pt, va, PTE_R);
-    if (pa == 0) return -1;
-    u64 off = va % PGSIZE;
-    u64 n = PGSIZE - off < len ? PGSIZE - off : len;
-    memmove(d, reinterpret_cast<const void *>(pa + off), n);
-    len -= n;
+  return for_each_user_piece(pt, src.va, len, PTE_R, [&d](const u8 *p, u64 n) {
+    memmove(d, p, n);
     d += n;
-    va += n;
-  }
-  return 0;
+  });
 }
 
 int copyinstr(pagetable_t pt, char *dst, UserAddr src, u64 max) {
