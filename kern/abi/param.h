@@ -18,6 +18,7 @@
 #define ROOTDEV 1         // device number of file system root disk
 #define MAXOPBLOCKS 10    // max # of blocks any FS op writes
 #define LOGSIZE (MAXOPBLOCKS * 3)  // max data blocks in on-disk log
-#define NBUF (MAXOPBLOCKS * 3)     // size of disk block cache
+#define NBUF 64                   // size of disk block cache (> LOGSIZE: a full transaction
+                                  // pins LOGSIZE buffers)
 #define FSSIZE 2000       // size of file system in blocks (mkfs default)
 #define NINODES 200       // number of inodes mkfs creates

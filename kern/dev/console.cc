@@ -51,7 +51,7 @@ int console_write(int, bool user_src, u64 src, u32, int n) {
   int done = 0;
   while (done < n) {
     int m = n - done < 64 ? n - done : 64;
-    if (either_copyin(chunk, user_src, src + done, m) == -1) break;
+    if (either_copyin(chunk, user_src, src + done, m) == -1) return done > 0 ? done : -1;
     for (int i = 0; i < m; i++) uart_putc(chunk[i]);
     done += m;
   }

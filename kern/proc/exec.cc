@@ -42,26 +42,27 @@ int loadseg(pagetable_t pt, u64 va, Inode *ip, u32 offset, u64 sz) {
   return 0;
 }
 
-// Load every PT_LOAD segment of ip into pt. Returns the end of the image, or 0;
-// *text_end gets the end of the executable segments.
-u64 load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *text_end) {
-  u64 sz = 0;
+// Load every PT_LOAD segment of ip into pt. Returns false if the file is not a loadable
+// program. Either way *sz is how far pt's user memory now reaches (so that a failure can be
+// undone) and *text_end where its executable segments end.
+bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *text_end) {
+  *sz = 0;
   *text_end = 0;
   for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum; i++, off += sizeof(elf::ProgramHeader)) {
     elf::ProgramHeader ph;
-    if (readi(ip, false, reinterpret_cast<u64>(&ph), off, sizeof(ph)) != sizeof(ph)) return 0;
+    if (readi(ip, false, reinterpret_cast<u64>(&ph), off, sizeof(ph)) != sizeof(ph)) return false;
     if (ph.type != elf::PT_LOAD) continue;
-    if (ph.memsz < ph.filesz || ph.vaddr + ph.memsz < ph.vaddr) return 0;
-    if (ph.vaddr % PGSIZE != 0 || ph.vaddr < sz || ph.vaddr + ph.memsz > mem::TRAPFRAME)
-      return 0;
-    if (ph.off > 0xffffffffu || ph.filesz > 0xffffffffu) return 0;
-    u64 newsz = uvmalloc(pt, sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
-    if (newsz == 0) return 0;
-    sz = newsz;
-    if (loadseg(pt, ph.vaddr, ip, static_cast<u32>(ph.off), ph.filesz) < 0) return 0;
+    if (ph.memsz < ph.filesz || ph.vaddr + ph.memsz < ph.vaddr) return false;
+    if (ph.vaddr % PGSIZE != 0 || ph.vaddr < *sz || ph.vaddr + ph.memsz > mem::TRAPFRAME)
+      return false;
+    if (ph.off > 0xffffffffu || ph.filesz > 0xffffffffu) return false;
+    u64 newsz = uvmalloc(pt, *sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
+    if (newsz == 0) return false;
+    *sz = newsz;
+    if (loadseg(pt, ph.vaddr, ip, static_cast<u32>(ph.off), ph.filesz) < 0) return false;
     if ((ph.flags & elf::PF_X) && ph.vaddr + ph.memsz > *text_end) *text_end = ph.vaddr + ph.memsz;
   }
-  return sz;
+  return *sz != 0;  // a program with nothing to load is not one
 }
 
 // Copy argv's strings and the argv array onto the stack page [stackbase, sp). Returns the
@@ -105,10 +106,9 @@ int exec(const char *path, char **argv) {
   elf::Header eh;
   bool ok = readi(ip, false, reinterpret_cast<u64>(&eh), 0, sizeof(eh)) == sizeof(eh) &&
             eh.magic == elf::MAGIC && eh.elf[0] == 2 /* 64-bit */ && eh.machine == elf::EM_RISCV;
-  if (ok) pt = proc_pagetable(p);
-  if (pt != nullptr) {
-    sz = load_image(pt, ip, eh, &text_end);
-    ok = sz != 0;
+  if (ok) {
+    pt = proc_pagetable(p);
+    ok = pt != nullptr && load_image(pt, ip, eh, &sz, &text_end);
   }
   // Keep a reference to the executable: the profiler symbolizes samples from it later.
   Inode *exe = ok ? idup(ip) : nullptr;

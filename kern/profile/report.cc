@@ -14,6 +14,7 @@
 // as is; every other one is a return address and is looked up at address - 1, so a call
 // that is the last instruction of a function is charged to that function, not the next.
 //
+// LAB profile/procfile BEGIN
 // The file can be large (megabytes), so it is never built whole. The document is a
 // sequence of pieces: "[", one piece per sample ("\n" or ",\n" then the object), and
 // "\n]\n". A read of [off, off+n) renders pieces one at a time into a small buffer and
@@ -22,6 +23,13 @@
 // the same bytes and ends in valid JSON, even while profiling continues. A cursor remembers
 // where the last read stopped, so reading sequentially costs time proportional to the
 // bytes read, not quadratic.
+// LAB profile/procfile STARTER
+// // The file can be large (a full sample array is megabytes of JSON), far more than any
+// // kernel buffer. A read asks for the bytes [off, off+n) of the document; whatever the read
+// // size, a reader must get the same bytes, and the text read so far must stay valid JSON
+// // once closed even while profiling continues. Reading the whole file from start to end
+// // should cost time proportional to its size.
+// LAB profile/procfile END
 
 #include "fs/file.h"
 #include "lib/string.h"
@@ -34,6 +42,7 @@ namespace prof {
 
 namespace {
 
+// LAB profile/procfile BEGIN: write profile_read(), see labs/profile/README.md, task 2
 constexpr u32 NAME_MAX = 96;
 constexpr u32 PIECE_MAX = 8192;  // MAX_FRAMES * (longest frame) fits with room to spare
 constinit char piece[PIECE_MAX];
@@ -127,6 +136,14 @@ int profile_read(bool user, u64 addr, u32 off, int n) {
   unlock();
   return ok ? done : -1;
 }
+// LAB profile/procfile STARTER
+// // The window [off, off+n) of /proc/profile, copied to addr (a user address if user is
+// // true); returns the number of bytes copied, 0 at the end, -1 if the copy failed.
+// int profile_read([[maybe_unused]] bool user, [[maybe_unused]] u64 addr,
+//                  [[maybe_unused]] u32 off, [[maybe_unused]] int n) {
+//   return 0;
+// }
+// LAB profile/procfile END
 
 void render_profstat(ProcText &out) {
   lock();
@@ -162,6 +179,11 @@ void report_init() {
   procfs_register(PROC_PROFSTAT, render_profstat);
 }
 
-void report_reset() { cursor = Cursor{}; }
+void report_reset() {
+  // LAB profile/procfile BEGIN: forget what profile_read keeps between reads (profile CLEAR)
+  cursor = Cursor{};
+  // LAB profile/procfile STARTER
+  // LAB profile/procfile END
+}
 
 }  // namespace prof
