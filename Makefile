@@ -184,3 +184,62 @@ clean:
 .SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- Grading ---------------------------------------------------------------------------------
+# The grader (grading/grade.py) runs the tests that carry points, one QEMU per test, in
+# parallel, and ends with `Score: N/M` (exit status 0 only for full marks). Results also go
+# to build/grade/: results.json (Gradescope's format), junit.xml, logs/ (failed consoles).
+#
+#   make grade [LAB=name] [TEST=substring] [GRADE_JOBS=n] [GRADE_TIMEOUT_SCALE=x]
+#   make grade-list [LAB=name]          the graded tests and their points
+#   make grade-flaky [N=3] [LAB=name]   run N times; fails unless every run gives the same results
+#   make autograder [LAB=profile] [STARTER=dir]   Gradescope bundle: build/autograder/
+#   make handin [LAB=profile]           zip your last commit for upload (refuses uncommitted work)
+GRADE_LAB := $(or $(LAB),profile)
+GRADE_SELECT = $(if $(LAB),--lab '$(LAB)') $(if $(TEST),--test '$(TEST)') \
+	$(if $(GRADE_JOBS),--jobs '$(GRADE_JOBS)') $(GRADE_ARGS)
+
+grade: deps-check
+	@$(PYTHON) grading/grade.py $(GRADE_SELECT)
+
+grade-list:
+	@$(PYTHON) grading/grade.py --list $(GRADE_SELECT)
+
+grade-flaky: deps-check
+	@$(PYTHON) grading/grade.py --repeat $(or $(N),3) $(GRADE_SELECT)
+
+autograder:
+	@$(PYTHON) grading/autograder.py --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
+
+handin:
+	@$(PYTHON) grading/handin.py --lab '$(GRADE_LAB)'
+
+.PHONY: grade grade-list grade-flaky autograder handin
+# --- end of Grading --------------------------------------------------------------------------
+
+# --- Labs ------------------------------------------------------------------------------------
+# make starter LAB=profile DEST=dir: the tree a student starts the lab from (labs/LAB/README.md
+# is its handout): every solution region of the lab replaced by its starter code, as a new git
+# repository with one commit (tools/mkstarter explains the markers).
+starter:
+	@test -n "$(LAB)" -a -n "$(DEST)" || { echo "usage: make starter LAB=profile DEST=dir" >&2; exit 2; }
+	@test -x tools/mkstarter || { echo "make starter: this tree has no lab generator (is it a starter?)" >&2; exit 2; }
+	tools/mkstarter --lab $(LAB) --dest $(DEST)
+
+.PHONY: starter
+# --- End of labs -----------------------------------------------------------------------------
+
+# --- Benchmarks ------------------------------------------------------------------------------
+# bench/run.py runs them; bench/README-section.md explains the figures.
+#   make bench [BENCH_ARGS="--runs 5 --only syscalls,profiler"]
+#        every benchmark, several runs each: a table, build/bench/results.json, table.md
+#   make bench-smoke    one short run of each (about a minute), so that they keep working
+bench: deps-check all
+	BENCH_COMMAND="make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
+		$(PYTHON) bench/run.py $(BENCH_ARGS)
+
+bench-smoke: deps-check all
+	BENCH_COMMAND="make bench-smoke" $(PYTHON) bench/run.py --smoke
+
+.PHONY: bench bench-smoke
+# --- End of benchmarks -----------------------------------------------------------------------

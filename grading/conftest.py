@@ -16,7 +16,8 @@ build/grade-logs/<test>.log and the path is printed with the failure. Logs are o
 never cleaned up: only the paths printed by this run belong to it.
 
 The marker `@pytest.mark.points(n, lab="...")` records what a test is worth for the course's
-autograder; nothing adds the points up yet.
+autograder; grading/grade.py (`make grade`) runs the tests that carry it and adds up the
+points. An optional `name="..."` gives the title the grader prints instead of the function's.
 
 By default the session starts with `make all` so the kernel and fs.img are current; pass
 --no-build to skip that. Under `make test` it is skipped too: make has just built them.
@@ -49,6 +50,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # an xdist worker: the controller has already built everything
     if config.getoption("--no-build") or "MAKELEVEL" in os.environ:
         return  # asked not to, or run by `make test`, which has just built everything
+    if os.environ.get("GRADE_BUILT"):
+        return  # run by grading/grade.py, which builds first and reports a failed build
     result = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
     if result.returncode != 0:
         output = (result.stdout + result.stderr).strip().splitlines()[-30:]

@@ -55,7 +55,8 @@ from typing import Iterable, Sequence
 import pexpect
 
 REPO = Path(__file__).resolve().parent.parent
-LOG_DIR = REPO / "build" / "grade-logs"
+# grade.py points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
+LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 
 # The shell prints "$ " at the start of a line when it is ready for the next command.
 PROMPT = re.compile(r"(?m)^\$ ")
@@ -384,6 +385,11 @@ class Machine:
             if failed is not None and (found is None or failed[1].start() < found.start()):
                 name, match = failed
                 self._drain()  # a panic's backtrace follows its first line
+                # The failure may have been seen before its line was complete ("panic:" and
+                # nothing more): match again on the drained text to quote the whole line.
+                again = _first_failure(self.output, judged, failures)
+                if again is not None and again[1].start() == match.start():
+                    name, match = again
                 raise self._error(f"{name} while waiting for {what}: {match.group(0).strip()!r}")
             if found is not None:
                 return found

@@ -237,7 +237,7 @@ void do_exec() {
 
 void one_call() {
   calls++;
-  switch (rng.below(26)) {
+  switch (rng.below(28)) {
     case 0: do_fork(); break;
     case 1:
       if (rng.one_in(20)) finish(static_cast<int>(rng.below(5)));
@@ -370,6 +370,20 @@ void one_call() {
       long r = raw_syscall(kNumbers[rng.below(8)], static_cast<long>(rng.next()),
                            static_cast<long>(rng.next()), static_cast<long>(rng.next()));
       if (r != -1) error("an unknown system call", r);
+      break;
+    }
+    case 25: {
+      // The files under /proc are generated on each read: read them at random offsets
+      // (by reading in random pieces) into random buffers.
+      constexpr const char *kProc[] = {"/proc/meminfo", "/proc/profstat", "/proc/profile"};
+      int f = open(kProc[rng.below(3)], rng.one_in(8) ? O_RDWR : O_RDONLY);
+      if (f < 0) break;
+      for (int i = 0, pieces = 1 + static_cast<int>(rng.below(4)); i < pieces; i++) {
+        Pointer p = pointer();
+        long r = read(f, reinterpret_cast<void *>(p.addr), size());
+        if (r > 0 && !p.writable()) error("read of /proc into a bad pointer", r);
+      }
+      close(f);
       break;
     }
     default: {

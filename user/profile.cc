@@ -29,11 +29,17 @@
 // it a chunk at a time and parses it one character at a time, keeping only the sample it
 // is in the middle of. Only the per-function counts grow, and there are few functions.
 //
+// LAB profile/run BEGIN
 // `profile run` has to switch sampling on before the command executes its first
 // instruction, but a process can only be named once it exists. So the child it forks waits
 // on a pipe; the parent turns sampling on for the child's pid and only then writes the byte
 // that lets the child exec. Samples of other processes are left alone: the report filters
 // by pid instead of clearing the profile.
+// LAB profile/run STARTER
+// // `profile run CMD [ARG...]` runs CMD as a child process, samples it from its first
+// // instruction to its exit, prints `profile: pid N (CMD) exited with status S`, and then the
+// // report for that process alone. Samples of other processes must stay in the profile.
+// LAB profile/run END
 #include "abi/profile.h"
 #include "lib/user.h"
 
@@ -543,6 +549,7 @@ int top(int n, int pid) {
   return 0;
 }
 
+// LAB profile/run BEGIN: write `profile run`, see labs/profile/README.md, task 3
 // The child of `profile run`: wait for the parent's word, then become the command.
 [[noreturn]] void run_child(int go_fd, char **argv) {
   char go = 0;
@@ -586,6 +593,13 @@ int run(char **argv) {
   printf("profile: pid %d (%s) exited with status %d\n", pid, argv[0], status);
   return top(10, pid);
 }
+// LAB profile/run STARTER
+// // profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.
+// int run([[maybe_unused]] char **argv) {
+//   fprintf(2, "profile: run is not written yet\n");
+//   return 1;
+// }
+// LAB profile/run END
 
 int set_rate(const char *arg) {
   int hz;

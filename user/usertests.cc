@@ -52,6 +52,7 @@ constexpr Test kTests[] = {
     {"reparent", test_reparent, true, 120},
     {"killrunning", test_killrunning, true, 60},
     {"killsleeping", test_killsleeping, true, 60},
+    {"killwaiting", test_killwaiting, true, 60},
     {"killpipe", test_killpipe, true, 60},
     {"killself", test_killself, true, 60},
     {"killbad", test_killbad, true, 60},
@@ -62,6 +63,7 @@ constexpr Test kTests[] = {
     {"sbrkabove", test_sbrkabove, true, 60},
     {"sbrkoom", test_sbrkoom, true, 300},
     {"sbrkcycle", test_sbrkcycle, true, 120},
+    {"oompaths", test_oompaths, true, 300},
     {"stackguard", test_stackguard, true, 60},
     {"textwrite", test_textwrite, true, 60},
     // Bad pointers given to system calls.
@@ -97,6 +99,7 @@ constexpr Test kTests[] = {
     {"noblocks", test_noblocks, false, 600},
     {"nofds", test_nofds, true, 60},
     {"nfile", test_nfile, true, 60},
+    {"ninode", test_ninode, false, 300},
     {"fsconcurrent", test_fsconcurrent, false, 300},
 };
 constexpr int kNumTests = sizeof(kTests) / sizeof(kTests[0]);

@@ -70,6 +70,9 @@ inline void make_bad_file() {
 }
 
 // No descriptor was left behind: the lowest free one is still 3.
+// The program's own code: readable, so fine as a source, but never a destination.
+inline unsigned long text_addr() { return reinterpret_cast<unsigned long>(&bad_setup) & ~7UL; }
+
 inline void check_no_fd_leak(const char *after) {
   int fd = dup(0);
   close(fd);
@@ -92,8 +95,15 @@ void test_badread() {
     close(fds[0]);
     close(fds[1]);
   }
-  // A good buffer with a bad length.
+  // Text is readable but must not be written, not even by the kernel on our behalf.
   int fd = open_bad_file(O_RDONLY);
+  unsigned long text = text_addr();
+  char before = load_byte(text);
+  CHECK(read(fd, reinterpret_cast<char *>(text), 16) == -1, "read into text did not fail");
+  CHECK(load_byte(text) == before, "a read changed the program's text");
+  close(fd);
+  // A good buffer with a bad length.
+  fd = open_bad_file(O_RDONLY);
   CHECK(read(fd, scratch, -1) == -1, "read of -1 bytes did not fail");
   CHECK(read(-1, scratch, 1) == -1, "read from fd -1 did not fail");
   CHECK(read(NOFILE, scratch, 1) == -1, "read from fd NOFILE did not fail");
@@ -169,6 +179,8 @@ void test_badexec() {
 }
 
 void test_badpipe() {
+  CHECK(pipe(reinterpret_cast<int *>(text_addr())) == -1, "pipe into text did not fail");
+  check_no_fd_leak("a pipe into text");
   for (int k = 0; k < kBadKinds; k++) {
     int r = pipe(bad_ptr<int>(k, 4));
     CHECK(r == -1, "pipe into %s: %d", kBadNames[k], r);
@@ -220,6 +232,8 @@ void test_badfstat() {
     int r = fstat(fd, bad_ptr<struct stat>(k, 8));
     CHECK(r == -1, "fstat into %s: %d", kBadNames[k], r);
   }
+  CHECK(fstat(fd, reinterpret_cast<struct stat *>(text_addr())) == -1,
+        "fstat into text did not fail");
   struct stat st;
   CHECK(fstat(fd, &st) == 0 && st.type == T_FILE, "fstat into a good buffer failed");
   CHECK(fstat(-1, &st) == -1, "fstat of fd -1 did not fail");
@@ -228,6 +242,9 @@ void test_badfstat() {
 }
 
 void test_badwait() {
+  int pid = spawn([] { exit(7); });
+  CHECK(wait(reinterpret_cast<int *>(text_addr())) == -1, "wait into text did not fail");
+  CHECK(wait(nullptr) == pid, "after a failed wait the child could not be reaped");
   for (int k = 0; k < kBadKinds; k++) {
     int pid = spawn([] { exit(7); });
     int r = wait(bad_ptr<int>(k, 2));

@@ -227,6 +227,57 @@ void test_nofds() {
   close(p[1]);
 }
 
+// The kernel's table of in-memory inodes: open many distinct files from several processes
+// at once. Some opens must fail (-1) when the table is full, none may crash, and all the
+// files open again once the holders are gone.
+void test_ninode() {
+  constexpr int kChildren = 6;
+  constexpr int kPerChild = 12;
+  constexpr int kFiles = kChildren * kPerChild;  // more than the kernel's table (NINODE)
+  CHECK(mkdir("uq") == 0, "mkdir uq failed");
+  char name[32];
+  for (int i = 0; i < kFiles; i++) make_file(numbered(name, "uq/", i), "i", 1);
+  int counts[2], gate[2];
+  CHECK(pipe(counts) == 0 && pipe(gate) == 0, "pipe failed");
+  for (int c = 0; c < kChildren; c++) {
+    spawn([&, c] {
+      close(counts[0]);
+      close(gate[1]);
+      int n = 0;
+      char mine[32];
+      for (int i = 0; i < kPerChild; i++) {
+        if (open(numbered(mine, "uq/", c * kPerChild + i), O_RDONLY) >= 0) n++;
+      }
+      write(counts[1], &n, sizeof(n));
+      char x;
+      read(gate[0], &x, 1);
+    });
+  }
+  close(counts[1]);
+  close(gate[0]);
+  int total = 0;
+  for (int c = 0; c < kChildren; c++) {
+    int n = 0;
+    read_exact(counts[0], &n, sizeof(n), "count");
+    total += n;
+  }
+  // While the children hold their files, a lookup needs a free slot too.
+  struct stat st;
+  int probe = stat("/README", &st);
+  close(gate[1]);
+  close(counts[0]);
+  CHECK(reap_all() == kChildren, "lost a child");
+  CHECK(total < kFiles, "%d distinct files open at once: the inode table never filled", total);
+  CHECK(probe == 0 || probe == -1, "stat with a full inode table returned %d", probe);
+  for (int i = 0; i < kFiles; i++) {
+    int fd = open(numbered(name, "uq/", i), O_RDONLY);
+    CHECK(fd >= 0, "%s does not open after the table emptied", name);
+    close(fd);
+    must_unlink(name);
+  }
+  must_unlink("uq");
+}
+
 // The kernel's table of open files (NFILE) is shared by all processes.
 void test_nfile() {
   constexpr int kChildren = 10;  // 10 x 11 descriptors: more than NFILE

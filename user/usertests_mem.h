@@ -126,6 +126,51 @@ void test_sbrkoom() {
   CHECK(after == before, "free pages: %ld before, %ld after the memory eaters", before, after);
 }
 
+// Grows this process's heap until the kernel has no page left. Returns the bytes grown.
+long eat_all_memory() {
+  long grown = 0;
+  for (int step = 1 << 20; step >= static_cast<int>(kPage); step /= 16) {
+    while (!sbrk_failed(sbrk(step))) grown += step;
+  }
+  return grown;
+}
+
+// With no free page in the kernel, every call that needs one fails cleanly, and works
+// again once memory is given back.
+void test_oompaths() {
+  int pid = spawn([] {
+    long grown = eat_all_memory();
+    CHECK(grown > (32L << 20), "only %ld bytes could be allocated", grown);
+    int fds[2];
+    CHECK(pipe(fds) == -1, "pipe with no free memory succeeded");
+    CHECK(dup(0) == 3, "a failed pipe left a descriptor behind");
+    close(3);
+    int child = fork();
+    if (child == 0) exit(0);
+    CHECK(child == -1, "fork with no free memory succeeded");
+    char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), nullptr};
+    CHECK(exec("/usertests", argv) == -1, "exec with no free memory succeeded");
+    CHECK(free_pages() <= 0, "/proc/meminfo says pages are free after memory ran out");
+    // Give back a little: enough for each of these, one at a time.
+    sbrk(-static_cast<int>(64 * kPage));
+    CHECK(pipe(fds) == 0, "pipe failed after memory was given back");
+    close(fds[0]);
+    close(fds[1]);
+    child = fork();
+    if (child == 0) exit(0);
+    // The child would need a copy of everything this process holds: it cannot fit.
+    CHECK(child == -1, "fork of a process bigger than free memory succeeded");
+    sbrk(-static_cast<int>(grown - 64 * kPage));
+    child = fork();
+    CHECK(child >= 0, "fork failed after all memory was given back");
+    if (child == 0) exit(9);
+    int status = 0;
+    CHECK(wait(&status) == child && status == 9, "the child did not exit properly");
+  });
+  expect_ok(pid, "memory eater");
+  // The runner compares the free-page count before and after this test.
+}
+
 // Memory given and taken back many times is not lost.
 void test_sbrkcycle() {
   long before = free_pages();

@@ -1,0 +1,246 @@
+"""The benchmarks counted in guest instructions: system calls and the profiler.
+
+They run in one QEMU started with `-icount shift=0,sleep=off -smp 1`, where every guest
+instruction takes one nanosecond of virtual time, so a count measures the kernel's code and
+nothing of the host. The guest program `bsys` (user/bsys.cc) does the measuring: each of its
+subcommands settles at a fixed point of the timer's grid, reads the instruction counter around
+the work, and prints one line of raw counts. This module types the commands, reads the lines,
+and does the arithmetic. Each run of the suite boots a fresh machine and types the same
+commands in the same order, so a run repeats the previous one instruction for instruction,
+with one exception: `fwrite` waits for the disk, and QEMU fills idle time with jumps to the
+next timer deadline, as many as the host's disk latency allows.
+
+The profiler's figures use the method of the profiler's design notes:
+
+  whole timer trap with a sample = (instructions profiled - instructions unprofiled) / samples
+  sampler's own work             = `sample cost ns` of /proc/profstat (the time in record())
+  slowdown                       = instructions profiled / instructions unprofiled - 1
+
+where the profiled and unprofiled runs do exactly the same work from the same starting point.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from figures import Figure, Target
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
+from machine import Machine, MachineError  # noqa: E402
+
+ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
+LINE = re.compile(r"(?m)^bsys: (\w+) (.*)$")
+DEPTHS = (1, 8, 32, 64)
+SLOWDOWN_HZ = (100, 1000, 4000)
+COST_HZ = 1000  # the rate the per-sample costs are measured at
+MAX_FRAMES = 32  # the kernel's limit per sample (kern/profile/profiler.h)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each benchmark does (the smoke pass uses small ones)."""
+
+    null_calls: int
+    fork_rounds: int
+    exec_rounds: int
+    pingpong_rounds: int
+    pipe_bytes: int
+    file_bytes: int       # fread's file (small enough to stay in the buffer cache)
+    fread_rounds: int
+    fwrite_bytes: int
+    work_units: int       # bsys prof: 80,000 instructions a unit
+    ksys_rounds: int      # bsys ksys: about 200,000 instructions a round
+    render_samples: int   # samples rendered for the /proc/profile figures
+
+
+FULL = Sizes(null_calls=10_000, fork_rounds=200, exec_rounds=100, pingpong_rounds=1000,
+             pipe_bytes=1 << 20, file_bytes=16 << 10, fread_rounds=50, fwrite_bytes=64 << 10,
+             work_units=5000, ksys_rounds=1000, render_samples=10_000)
+SMOKE = Sizes(null_calls=1000, fork_rounds=20, exec_rounds=10, pingpong_rounds=100,
+              pipe_bytes=128 << 10, file_bytes=16 << 10, fread_rounds=5, fwrite_bytes=16 << 10,
+              work_units=400, ksys_rounds=100, render_samples=1000)
+
+
+def parse(out: str, name: str) -> list[dict[str, int]]:
+    """The `bsys: NAME k v k v ...` lines of one command's output, as dictionaries."""
+    found = []
+    for match in LINE.finditer(out):
+        if match.group(1) != name:
+            continue
+        words = match.group(2).split()
+        found.append({k: int(v) for k, v in zip(words[::2], words[1::2])})
+    if not found:
+        raise MachineError(f"no `bsys: {name}` line in the output:\n{out}")
+    return found
+
+
+class Unavailable(Exception):
+    """The kernel lacks what a benchmark needs: a lab's starter tree, whose profiler is still
+    to be written, refuses profile(2). The figures are then n/a, and that is not a failure."""
+
+
+# What bsys says when the kernel refuses the profiler's system call or files.
+REFUSED = re.compile(r"(?m)^bsys: (cannot profile myself|the kernel refused the sampling rate|"
+                     r"cannot clear the profile|cannot open /proc/prof\w*)\s*$")
+
+
+class Session:
+    """One freshly booted machine under -icount, running bsys commands."""
+
+    def __init__(self, machine: Machine) -> None:
+        self.m = machine
+
+    def bsys(self, args: str, name: str, timeout: float = 300) -> list[dict[str, int]]:
+        out = self.m.run(f"bsys {args}", timeout=timeout)
+        refused = REFUSED.search(out)
+        if refused is not None:
+            raise Unavailable(refused.group(1))
+        return parse(out, name)
+
+    def one(self, args: str, name: str, timeout: float = 300) -> dict[str, int]:
+        return self.bsys(args, name, timeout)[0]
+
+
+# --- The figures ----------------------------------------------------------------------------
+
+
+def syscall_figures(s: Sizes) -> dict[str, Figure]:
+    def insns(key: str, name: str, unit: str = "instructions") -> Figure:
+        return Figure(key, "syscalls", name, unit, "icount", digits=1, exact=True)
+
+    def rate(key: str, name: str, exact: bool = True) -> Figure:
+        return Figure(key, "syscalls", name, "bytes / M instructions", "icount", digits=0,
+                      exact=exact)
+
+    kib = lambda n: f"{n >> 10} KiB"  # noqa: E731
+    figs = [
+        insns("sys.null", "null system call (getpid)"),
+        insns("sys.fork", "fork + exit + wait"),
+        insns("sys.exec_round", "fork + exec + exit + wait"),
+        insns("sys.exec", "exec alone (the difference of the two above)"),
+        insns("sys.pingpong", "pipe round trip, 1 byte, two processes"),
+        rate("sys.pipe", f"pipe throughput, {kib(s.pipe_bytes)} in 4 KiB writes"),
+        rate("sys.fread", f"file read, {kib(s.file_bytes)} file in the buffer cache"),
+        rate("sys.fwrite", f"file write, {kib(s.fwrite_bytes)} in 4 KiB writes (disk waits "
+             "included)", exact=False),
+    ]
+    return {f.key: f for f in figs}
+
+
+def profiler_figures(s: Sizes) -> dict[str, Figure]:
+    figs: list[Figure] = []
+    for depth in DEPTHS + ("kernel",):
+        what = ("system calls (kernel frames)" if depth == "kernel"
+                else f"{depth}-frame user stack")
+        trap_target = Target(800) if depth in (8, 32) else None
+        own_target = Target(300) if depth == 8 else None
+        figs.append(Figure(f"prof.sample.{depth}.trap", "profiler",
+                           f"sample, {what}: whole timer trap", "instructions", "icount",
+                           digits=1, exact=True, target=trap_target))
+        figs.append(Figure(f"prof.sample.{depth}.own", "profiler",
+                           f"sample, {what}: sampler's own work", "instructions", "icount",
+                           digits=0, exact=True, target=own_target))
+    for hz in SLOWDOWN_HZ:
+        target = {1000: Target(0.5), 4000: Target(2.0)}.get(hz)
+        figs.append(Figure(f"prof.slowdown.{hz}", "profiler",
+                           f"slowdown of CPU-bound work profiled at {hz} Hz", "%", "icount",
+                           digits=3, exact=True, target=target))
+    figs.append(Figure("prof.render.per_sample", "profiler",
+                       f"render /proc/profile, per sample ({s.render_samples:,} samples, "
+                       "names cached)", "instructions", "icount", digits=0, exact=True))
+    figs.append(Figure("prof.render.rate", "profiler",
+                       "/proc/profile output (names cached)", "bytes / M instructions",
+                       "icount", digits=0, exact=True))
+    return {f.key: f for f in figs}
+
+
+def run_syscalls(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    null = g.one(f"null {s.null_calls}", "null")
+    figs["sys.null"].add(null["insns"] / null["calls"])
+    fork = g.one(f"fork {s.fork_rounds}", "fork")
+    per_fork = fork["insns"] / fork["rounds"]
+    figs["sys.fork"].add(per_fork)
+    ex = g.one(f"exec {s.exec_rounds}", "exec")
+    per_exec = ex["insns"] / ex["rounds"]
+    figs["sys.exec_round"].add(per_exec)
+    figs["sys.exec_round"].note = f"the program run is bsys itself ({ex['size']:,} bytes)"
+    figs["sys.exec"].add(per_exec - per_fork)
+    pp = g.one(f"pingpong {s.pingpong_rounds}", "pingpong")
+    figs["sys.pingpong"].add(pp["insns"] / pp["rounds"])
+    pipe = g.one(f"pipe {s.pipe_bytes}", "pipe")
+    figs["sys.pipe"].add(pipe["bytes"] * 1e6 / pipe["insns"])
+    fr = g.one(f"fread {s.file_bytes} {s.fread_rounds}", "fread")
+    figs["sys.fread"].add(fr["bytes"] * fr["rounds"] * 1e6 / fr["insns"])
+    fw = g.one(f"fwrite {s.fwrite_bytes}", "fwrite")
+    figs["sys.fwrite"].add(fw["bytes"] * 1e6 / fw["insns"])
+    figs["sys.fwrite"].note = (
+        "counts virtual time, and while the writer waits for the disk QEMU (sleep=off) jumps "
+        "to the next timer deadline as often as the host's disk latency allows: this one "
+        "varies from run to run and mostly measures those jumps")
+
+
+def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    for depth in DEPTHS:
+        base = g.one(f"prof {depth} {s.work_units} 0", "prof")
+        prof = g.one(f"prof {depth} {s.work_units} {COST_HZ}", "prof")
+        add_sample_cost(figs, str(depth), base, prof, expect_frames=min(depth, MAX_FRAMES))
+        if depth == 8:
+            figs["prof.slowdown.1000"].add(slowdown(base, prof))
+            for hz in SLOWDOWN_HZ:
+                if hz != COST_HZ:
+                    other = g.one(f"prof 8 {s.work_units} {hz}", "prof")
+                    figs[f"prof.slowdown.{hz}"].add(slowdown(base, other))
+                    figs[f"prof.slowdown.{hz}"].note = (
+                        f"{other['samples']} samples over {base['insns'] / 1e6:,.0f} M "
+                        "instructions of work, 8 frames deep")
+    base = g.one(f"ksys {s.ksys_rounds} 0", "ksys")
+    prof = g.one(f"ksys {s.ksys_rounds} {COST_HZ}", "ksys")
+    add_sample_cost(figs, "kernel", base, prof, expect_frames=None)
+    run_render(g, s, figs)
+
+
+def slowdown(base: dict[str, int], prof: dict[str, int]) -> float:
+    return (prof["insns"] - base["insns"]) * 100 / base["insns"]
+
+
+def add_sample_cost(figs: dict[str, Figure], depth: str, base: dict[str, int],
+                    prof: dict[str, int], expect_frames: int | None) -> None:
+    samples = prof["samples"]
+    trap, own = figs[f"prof.sample.{depth}.trap"], figs[f"prof.sample.{depth}.own"]
+    if samples == 0:
+        trap.missing = own.missing = "no samples: the work was too short"
+        return
+    trap.add((prof["insns"] - base["insns"]) / samples)
+    own.add(prof["cost_ns"])
+    frames = prof["frames_total"] / samples
+    kernel = prof["kernel_frames"] / samples
+    note = f"{samples} samples at {COST_HZ} Hz, {frames:.1f} frames each"
+    if expect_frames is None:
+        note += (f" ({kernel:.1f} kernel, {frames - kernel:.1f} user); "
+                 f"{prof['kernel_samples']} taken in the kernel")
+    elif abs(frames - expect_frames) > 0.05:
+        note += f" (expected {expect_frames})"
+    elif expect_frames < int(depth):
+        note += f" (the kernel keeps at most {MAX_FRAMES})"
+    if depth == "8":
+        own.note = ("the sampler's own work is `sample cost ns` of /proc/profstat: the time in "
+                    "record() alone, read from the 10 MHz clock around each call and averaged; "
+                    "the whole trap is the extra instructions of the profiled run per sample")
+    trap.note = note
+
+
+def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    fill = g.one(f"fill {s.render_samples}", "fill", timeout=600)
+    passes = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)
+    warm = passes[1]
+    samples = fill["samples"]
+    figs["prof.render.per_sample"].add(warm["insns"] / samples)
+    figs["prof.render.rate"].add(warm["bytes"] * 1e6 / warm["insns"])
+    per_sample = warm["bytes"] / samples
+    figs["prof.render.per_sample"].note = (
+        f"{samples:,} samples of mixed user work and system calls, {per_sample:,.0f} bytes "
+        "of JSON each; the second read of the file (the first also reads symbol tables from "
+        "the disk)")

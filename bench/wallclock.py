@@ -1,0 +1,209 @@
+"""The benchmarks timed on the host's clock: boot, usertests, symbolization, the grader.
+
+These figures are seconds of real time, so they depend on the host and on whatever else it
+is doing: on the project's shared two-core machines the same figure has moved by a factor of
+two from one day to the next. Compare them only within one run of the bench, side by side.
+
+* Boot: QEMU's start to the shell's first `$ `, and the kernel's first line (`tern:`, after
+  OpenSBI's banner) to the same prompt, from the arrival times of the console's characters.
+* usertests: the wall time of `usertests -q` at CPUS=3, typed at the shell.
+* Symbolization: a kernel built with room for 131,072 samples (the default build holds
+  65,536) is filled with 100,000 samples at the highest rate, and `bsys readtime` times two
+  reads of /proc/profile inside the guest: the first looks every address up, the second finds
+  the names cached. Seconds are the guest's `time` counter, which follows the host's clock.
+* The grader: `make grade LAB=profile` with one worker and with the default number.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from figures import Figure
+from icount import REFUSED, Unavailable, parse
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "grading"))
+from machine import PANIC, TRAP, Machine, MachineError, qemu_command  # noqa: E402
+
+BIG_CAPACITY = 131072
+BIG_BUILD = "build/bench-big"
+TIMEBASE_HZ = 10_000_000
+
+
+@dataclass(frozen=True)
+class WallSizes:
+    symbolize_samples: int
+    usertests_args: str | None  # None: pick one quick test (the smoke pass)
+    time_grader: bool
+
+
+FULL = WallSizes(symbolize_samples=100_000, usertests_args="-q", time_grader=True)
+SMOKE = WallSizes(symbolize_samples=2_000, usertests_args=None, time_grader=False)
+
+
+# --- Boot -------------------------------------------------------------------------------------
+
+
+def boot_figures() -> dict[str, Figure]:
+    figs = {}
+    for cpus in (1, 3):
+        for key, what in (("qemu", "QEMU start"), ("kernel", "first kernel message")):
+            f = Figure(f"boot.{key}.cpus{cpus}", "boot",
+                       f"boot, {what} to first prompt, CPUS={cpus}", "s", "wall", digits=3)
+            figs[f.key] = f
+    return figs
+
+
+def banner_offset(m: Machine) -> int:
+    """Offset of the kernel's first line: the first `tern:` line after OpenSBI's banner."""
+    log = m.boot_output
+    match = re.compile(r"(?m)^tern:").search(log, max(log.find("OpenSBI v"), 0))
+    if match is None:
+        raise MachineError("no line starting with `tern:` before the prompt")
+    return match.start()
+
+
+def run_boot(cpus: int, figs: dict[str, Figure]) -> None:
+    with Machine(cpus, name=f"bench-boot-{cpus}") as m:
+        m.boot(timeout=120)
+        prompt = m.arrival_time(len(m.boot_output))
+        figs[f"boot.qemu.cpus{cpus}"].add(prompt - m.start_time)
+        figs[f"boot.kernel.cpus{cpus}"].add(prompt - m.arrival_time(banner_offset(m)))
+
+
+# --- usertests --------------------------------------------------------------------------------
+
+
+def usertests_figure(sizes: WallSizes) -> Figure:
+    args = sizes.usertests_args if sizes.usertests_args is not None else "NAME"
+    name = ("usertests -q, CPUS=3" if args == "-q"
+            else "usertests, one quick test (smoke pass), CPUS=3")
+    return Figure("usertests.quick", "usertests", name, "s", "wall", digits=1)
+
+
+def run_usertests(sizes: WallSizes, fig: Figure) -> None:
+    with Machine(3, name="bench-usertests") as m:
+        m.boot(timeout=120)
+        args = sizes.usertests_args
+        if args is None:
+            listing = m.run("usertests -l", timeout=30)
+            quick = re.findall(r"(?m)^(\S+) \(quick\)$", listing)
+            if not quick:
+                fig.missing = "usertests -l lists no quick test"
+                return
+            args = quick[0]
+        start = time.monotonic()
+        out = m.run(f"usertests {args}", timeout=1200, failures=(PANIC, TRAP))
+        fig.add(time.monotonic() - start)
+        verdict = re.search(r"(?m)^(ALL TESTS PASSED|FAILED:.*)$", out)
+        fig.note = (f"`usertests {args}` said: {verdict.group(1)}" if verdict
+                    else f"`usertests {args}` printed no verdict")
+
+
+def usertests_available() -> bool:
+    return (REPO / "build" / "user" / "_usertests").exists()
+
+
+# --- Symbolization ----------------------------------------------------------------------------
+
+
+def symbolize_figures(sizes: WallSizes) -> dict[str, Figure]:
+    n = f"{sizes.symbolize_samples:,}"
+    figs = [
+        Figure("sym.first", "symbolize", f"symbolize {n} samples: first read of /proc/profile",
+               "s", "wall", digits=3),
+        Figure("sym.second", "symbolize", f"symbolize {n} samples: second read (names cached)",
+               "s", "wall", digits=3),
+        Figure("sym.rate", "symbolize", "/proc/profile output, first read", "MB/s", "wall",
+               digits=2),
+    ]
+    return {f.key: f for f in figs}
+
+
+def build_big_kernel(sizes: WallSizes) -> Path:
+    """The kernel with room for the samples (built under its own build folder)."""
+    if sizes.symbolize_samples <= 65536:
+        return REPO / "build" / "kernel.elf"
+    target = f"{BIG_BUILD}/kernel.elf"
+    result = subprocess.run(
+        ["make", "-s", f"KEXTRA=-DPROFILE_CAPACITY={BIG_CAPACITY}", f"BUILD={BIG_BUILD}", target],
+        cwd=REPO, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-20:])
+        raise MachineError(f"building {target} failed:\n{tail}")
+    return REPO / target
+
+
+def machine_with_kernel(kernel: Path, name: str) -> tuple[Machine, Path]:
+    """A one-hart machine booting `kernel` on a private copy of fs.img."""
+    tmp = Path(tempfile.mkdtemp(prefix="tern-bench-"))
+    image = tmp / "fs.img"
+    shutil.copyfile(REPO / "fs.img", image)
+    argv = qemu_command(1, image)
+    argv[argv.index("-kernel") + 1] = str(kernel)
+    return Machine(1, name=name, command=argv), tmp
+
+
+def run_symbolize(sizes: WallSizes, kernel: Path, figs: dict[str, Figure]) -> None:
+    m, tmp = machine_with_kernel(kernel, "bench-symbolize")
+    try:
+        m.boot(timeout=120)
+        want = sizes.symbolize_samples
+        out = m.run(f"bsys fill {want}", timeout=want / 100 + 120)
+        refused = REFUSED.search(out)
+        if refused is not None:
+            raise Unavailable(refused.group(1))
+        fill = parse(out, "fill")[0]
+        if fill["samples"] < want:
+            for f in figs.values():
+                f.missing = f"the profile held only {fill['samples']:,} samples"
+            return
+        passes = parse(m.run("bsys readtime /proc/profile 2", timeout=600), "readtime")
+        first, second = passes[0], passes[1]
+        figs["sym.first"].add(first["ticks"] / TIMEBASE_HZ)
+        figs["sym.second"].add(second["ticks"] / TIMEBASE_HZ)
+        figs["sym.rate"].add(first["bytes"] / (first["ticks"] / TIMEBASE_HZ) / 1e6)
+        figs["sym.first"].note = (f"{fill['samples']:,} samples ({first['bytes'] / 1e6:,.1f} MB "
+                                  f"of JSON) on a kernel built with PROFILE_CAPACITY="
+                                  f"{BIG_CAPACITY if kernel.parent.name == 'bench-big' else 65536}"
+                                  ", CPUS=1, timed inside the guest")
+    finally:
+        m.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --- The grader -------------------------------------------------------------------------------
+
+
+def grader_figures() -> dict[str, Figure]:
+    figs = [
+        Figure("grade.jobs1", "grader", "make grade LAB=profile, GRADE_JOBS=1", "s", "wall",
+               digits=1),
+        Figure("grade.default", "grader", "make grade LAB=profile, default workers", "s", "wall",
+               digits=1),
+    ]
+    return {f.key: f for f in figs}
+
+
+def grader_available() -> bool:
+    result = subprocess.run(["make", "-n", "grade", "LAB=profile"], cwd=REPO,
+                            capture_output=True, text=True)
+    return result.returncode == 0
+
+
+def run_grader(figs: dict[str, Figure]) -> None:
+    for key, extra in (("grade.jobs1", ["GRADE_JOBS=1"]), ("grade.default", [])):
+        start = time.monotonic()
+        result = subprocess.run(["make", "grade", "LAB=profile", *extra], cwd=REPO,
+                                capture_output=True, text=True, timeout=3600)
+        figs[key].add(time.monotonic() - start)
+        score = re.findall(r"(?m)^\s*(Score: .*?)\s*$", result.stdout + result.stderr)
+        figs[key].note = (score[-1] if score else "no `Score:` line") + (
+            f"; exit status {result.returncode}" if result.returncode != 0 else "")

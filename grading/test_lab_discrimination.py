@@ -1,0 +1,193 @@
+"""Proof that the profile lab's grade tests tell a right solution from wrong ones.
+
+grading/test_lab_profile.py gives our tree 100 points. That proves nothing about a student's
+tree unless the same tests also fail the trees that are not right. Two kinds are checked:
+
+* The starter (`make starter LAB=profile`, built from scratch in a temporary directory): it
+  must build and boot, pass a few ordinary tests (the boot, some utilities), and fail every
+  lab test, with the lab's tests copied unchanged into it.
+* Mutants (grading/mutants/*.patch): each patch makes one mistake a student could make, in a
+  copy of our tree (the file ignores the read offset, the call accepts a pid that does not
+  exist, return addresses looked up as they are, a full array overwriting old samples, no
+  comma between samples, ...). Each one must lose points on at least one lab test. A patch
+  names the test expected to catch it (`Caught by: test_...`); that test runs first, and only
+  if it passes are all the lab tests run (stopping at the first failure). A mutant that
+  loses no points fails here, with the results of every test.
+
+The result of each case goes in the terminal summary (through conftest.py's tallies):
+
+    mutant ra-lookup (caught by test_symbols_at_return_address): 1/1
+
+and in build/grade-logs/lab-discrimination/, one file per case.
+
+This is slow: a build from scratch and a run of the whole lab for the starter (about three
+minutes on a loaded two-core machine), then an incremental build, a boot and one or two tests
+for each mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads them:
+
+    /usr/bin/python3 -m pytest -n 2 grading/test_lab_discrimination.py
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator, Sequence
+
+import pytest
+
+from machine import LOG_DIR, REPO
+
+pytestmark = pytest.mark.slow
+
+LAB_TESTS = "grading/test_lab_profile.py"
+MUTANTS = sorted((REPO / "grading" / "mutants").glob("*.patch"))
+# Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
+STARTER_SMOKE = ["grading/test_boot.py", "grading/test_utils.py"]
+# The directories of build/ that copy_tree copies: the objects of `make all`. The others
+# (logs, other builds, benchmarks) are not needed to build.
+BUILD_KEEP = {"kern", "user"}
+SUMMARY_DIR = LOG_DIR / "lab-discrimination"
+
+
+# --- Running builds and tests in another tree ----------------------------------------------
+
+
+def clean_env() -> dict[str, str]:
+    """This process's environment without what an outer make or pytest put there."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTEST_CURRENT_TEST")
+    return {k: v for k, v in os.environ.items()
+            if k not in drop and not k.startswith("PYTEST_XDIST")}
+
+
+def run(cmd: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(cmd), cwd=cwd, env=clean_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def build(tree: Path, timeout: float = 900) -> None:
+    result = run(["make", "-s", "all"], tree, timeout)
+    assert result.returncode == 0, (
+        f"`make all` failed in {tree}:\n{(result.stdout + result.stderr)[-3000:]}")
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    results: dict[str, str]  # test name -> passed, failed, error or skipped
+    output: str
+
+    def failed(self) -> list[str]:
+        return [name for name, result in self.results.items() if result != "passed"]
+
+    def table(self) -> str:
+        return "\n".join(f"  {result:7} {name}" for name, result in self.results.items())
+
+
+def pytest_in(tree: Path, files: Sequence[str], *args: str, timeout: float = 1200) -> Outcomes:
+    """Run pytest on `files` of `tree` (its own grading/ and build), results per test."""
+    junit = tree / "build" / "discrimination-junit.xml"
+    junit.unlink(missing_ok=True)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-build",
+           f"--junitxml={junit}", *files, *args]
+    result = run(cmd, tree, timeout)
+    output = result.stdout + result.stderr
+    assert junit.exists(), f"pytest wrote no results in {tree}:\n{output[-3000:]}"
+    results = {}
+    for case in ET.parse(junit).iter("testcase"):
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed"}.get(child.tag, child.tag)
+        results[case.get("name", "?")] = outcome
+    return Outcomes(results, output)
+
+
+def copy_tree(dest: Path) -> Path:
+    """Our tree, with its build outputs (so that builds in the copy are incremental)."""
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skip = {".git", "__pycache__", ".pytest_cache"} & set(names)
+        if Path(directory) == REPO / "build":
+            skip |= {n for n in names if (REPO / "build" / n).is_dir() and n not in BUILD_KEEP}
+        return skip
+    shutil.copytree(REPO, dest, symlinks=True, ignore=ignore)
+    return dest
+
+
+def record(record_property, case: str, line: str) -> None:
+    """One line of the summary: in the terminal (a conftest.py tally) and in SUMMARY_DIR."""
+    record_property("tally", (line, True))
+    SUMMARY_DIR.mkdir(parents=True, exist_ok=True)
+    (SUMMARY_DIR / f"{case}.txt").write_text(line + "\n")
+
+
+# --- The starter ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    dest = tmp_path_factory.mktemp("lab") / "starter"
+    result = run(["make", "-s", "--no-print-directory", "starter", "LAB=profile", f"DEST={dest}"],
+                 REPO, 300)
+    assert result.returncode == 0, f"`make starter` failed:\n{result.stdout}{result.stderr}"
+    build(dest)
+    yield dest
+    shutil.rmtree(dest, ignore_errors=True)
+
+
+def test_starter_passes_ordinary_tests(starter: Path, record_property) -> None:
+    outcomes = pytest_in(starter, STARTER_SMOKE)
+    assert outcomes.results, f"no tests ran in the starter:\n{outcomes.output[-3000:]}"
+    assert not outcomes.failed(), (
+        f"the starter fails ordinary tests {outcomes.failed()}:\n{outcomes.table()}\n"
+        f"{outcomes.output[-3000:]}")
+    record(record_property, "starter-ordinary",
+           f"starter: {len(outcomes.results)} ordinary tests pass")
+
+
+def test_starter_fails_every_lab_test(starter: Path, record_property) -> None:
+    ours = (REPO / LAB_TESTS).read_bytes()
+    assert (starter / LAB_TESTS).read_bytes() == ours, "the starter's lab tests differ from ours"
+    outcomes = pytest_in(starter, [LAB_TESTS])
+    assert outcomes.results, f"no lab tests ran in the starter:\n{outcomes.output[-3000:]}"
+    passed = [name for name, result in outcomes.results.items() if result == "passed"]
+    assert not passed, (
+        f"lab tests that the starter passes, so they prove nothing: {passed}\n{outcomes.table()}")
+    record(record_property, "starter-lab", f"starter: all {len(outcomes.results)} lab tests fail")
+
+
+# --- Mutants ----------------------------------------------------------------------------------
+
+
+def expected_catcher(patch: Path) -> str | None:
+    match = re.search(r"(?m)^Caught by: (\w+)", patch.read_text())
+    return match.group(1) if match else None
+
+
+@pytest.mark.parametrize("patch", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_mutant_loses_points(patch: Path, tmp_path: Path, record_property) -> None:
+    tree = copy_tree(tmp_path / "tree")
+    applied = run(["patch", "-p1", "--no-backup-if-mismatch", "-s", "-i", str(patch)], tree, 60)
+    assert applied.returncode == 0, (
+        f"{patch.name} no longer applies to the solution; make the same mistake again in a "
+        f"fresh patch:\n{applied.stdout}{applied.stderr}")
+    build(tree)
+    caught: list[str] = []
+    tried = ""
+    expected = expected_catcher(patch)
+    if expected is not None:
+        outcomes = pytest_in(tree, [f"{LAB_TESTS}::{expected}"])
+        caught = outcomes.failed()
+        tried = f"{expected}: {outcomes.results}\n"
+    if not caught:
+        outcomes = pytest_in(tree, [LAB_TESTS], "-x")
+        caught = outcomes.failed()
+        tried += outcomes.table()
+    shutil.rmtree(tree, ignore_errors=True)
+    assert caught, f"mutant {patch.stem} loses no points: every lab test passes it\n{tried}"
+    record(record_property, f"mutant-{patch.stem}",
+           f"mutant {patch.stem} (caught by {', '.join(caught)})")

@@ -1,0 +1,219 @@
+"""tools/mkstarter: the marker rules, and the profile lab's starter tree it writes.
+
+The rules are checked on small texts. The real starter is generated once (into a temporary
+directory, without git, which is tested separately) and checked for what a student must
+and must not get: no marker left, no identifier that only the solution uses, no file that
+belongs beside the solution only, every other file unchanged, and starter code that
+compiles.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOL = ROOT / "tools" / "mkstarter"
+
+# Names that only the solution of the profile lab contains: helpers written inside the
+# regions, and text of the reference answers. None may appear anywhere in the starter.
+SOLUTION_ONLY = [
+    "find_live",            # kern/profile/sysprofile.cc
+    "attach_live_images",
+    "render_sample(const Sample",  # kern/profile/report.cc
+    "PIECE_MAX",
+    "struct Cursor",
+    "want_lo",
+    "run_child",            # user/profile.cc
+    "go_fd",
+    "could not start profiling pid",
+    "9,282,000 words",      # labs/profile/answers.txt
+    "skid is the blind spot",
+    "prepare is skipped",
+]
+# The files the lab's regions are in.
+LAB_FILES = ["kern/profile/sysprofile.cc", "kern/profile/report.cc", "user/profile.cc",
+             "labs/profile/answers.txt"]
+NOT_IN_STARTER = ["grading/mutants", "grading/test_lab_discrimination.py", "tools/mkstarter",
+                  "tests/host/test_mkstarter.py", "build", "fs.img", ".git"]
+
+
+def load_tool():
+    loader = importlib.machinery.SourceFileLoader("mkstarter", str(TOOL))
+    spec = importlib.util.spec_from_loader("mkstarter", loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["mkstarter"] = module  # dataclasses look their module up by name
+    loader.exec_module(module)
+    return module
+
+
+mk = load_tool()
+
+
+# --- The rules -----------------------------------------------------------------------------
+
+
+def test_region_becomes_todo_and_starter_code() -> None:
+    text = ("int f() {\n"
+            "  // LAB demo/part BEGIN: write f\n"
+            "  return 42;\n"
+            "  // LAB demo/part STARTER\n"
+            "  // return -1;\n"
+            "  // LAB demo/part END\n"
+            "}\n")
+    result = mk.transform(text, "demo")
+    assert result.text == "int f() {\n  // TODO(lab demo/part): write f\n  return -1;\n}\n"
+    assert result.regions == {"part": 1}
+
+
+def test_hash_leader_and_doubled_leader() -> None:
+    text = ("# LAB demo/answers BEGIN\n"
+            "the answer\n"
+            "# LAB demo/answers STARTER\n"
+            "# # a comment that stays a comment\n"
+            "# (write here)\n"
+            "#\n"
+            "# LAB demo/answers END\n")
+    result = mk.transform(text, "demo")
+    assert result.text == "# a comment that stays a comment\n(write here)\n\n"
+
+
+def test_region_without_starter_or_description_disappears() -> None:
+    text = "a\n// LAB demo/x BEGIN\nsecret\n// LAB demo/x END\nb\n"
+    assert mk.transform(text, "demo").text == "a\nb\n"
+
+
+def test_other_labs_keep_their_solution() -> None:
+    text = ("// LAB other/x BEGIN: not this one\n"
+            "kept();\n"
+            "// LAB other/x STARTER\n"
+            "// dropped();\n"
+            "// LAB other/x END\n")
+    result = mk.transform(text, "demo")
+    assert result.text == "kept();\n"
+    assert result.regions == {}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("// LAB d/a BEGIN\n// LAB d/b BEGIN\n// LAB d/b END\n// LAB d/a END\n", "do not nest"),
+    ("// LAB d/a BEGIN\nx\n", "has no END"),
+    ("// LAB d/a END\n", "without a BEGIN"),
+    ("// LAB d/a BEGIN\n// LAB d/b END\n", "inside d/a"),
+    ("// LAB d/a BEGIN\n// LAB d/a STARTER\nnot commented\n// LAB d/a END\n",
+     "must be commented out"),
+    ("// LAB d/a BEGIN\n// LAB d/a STARTER\n// LAB d/a STARTER\n// LAB d/a END\n",
+     "second STARTER"),
+    ("x = 1;  // LAB d/a BEGIN\n", "malformed marker"),
+])
+def test_malformed_markers_are_errors(text: str, message: str) -> None:
+    with pytest.raises(mk.MarkerError, match=message):
+        mk.transform(text, "d", "f.cc")
+
+
+# --- The profile lab's starter ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def starter(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("starter") / "tree"
+    result = subprocess.run([sys.executable, str(TOOL), "--lab", "profile", "--dest", str(dest),
+                             "--no-git"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return dest
+
+
+def starter_files(starter: Path) -> list[Path]:
+    return [p for p in starter.rglob("*") if p.is_file()]
+
+
+def test_no_marker_left(starter: Path) -> None:
+    left = [f"{p.relative_to(starter)}: {line.strip()}"
+            for p in starter_files(starter)
+            for line in p.read_text(errors="replace").splitlines()
+            if re.search(r"\bLAB profile/\w+ (BEGIN|STARTER|END)\b", line)]
+    assert not left, "markers left in the starter:\n" + "\n".join(left)
+
+
+def test_no_solution_code(starter: Path) -> None:
+    found = [f"{p.relative_to(starter)}: {name!r}"
+             for p in starter_files(starter)
+             for name in SOLUTION_ONLY if name in p.read_text(errors="replace")]
+    assert not found, "solution code in the starter:\n" + "\n".join(found)
+
+
+def test_solution_identifiers_are_real() -> None:
+    """Each identifier of SOLUTION_ONLY is in our tree: otherwise the check above is empty."""
+    ours = "".join((ROOT / f).read_text() for f in LAB_FILES)
+    missing = [name for name in SOLUTION_ONLY if name not in ours]
+    assert not missing, f"not in the solution any more, update SOLUTION_ONLY: {missing}"
+
+
+def test_excluded_files_absent(starter: Path) -> None:
+    present = [name for name in NOT_IN_STARTER if (starter / name).exists()]
+    assert not present, f"the starter must not contain {present}"
+    for needed in ("Makefile", "labs/profile/README.md", "labs/profile/answers.txt",
+                   "grading/test_lab_profile.py", "grading/machine.py", "kern/profile/sampler.cc"):
+        assert (starter / needed).is_file(), f"the starter lacks {needed}"
+
+
+def test_other_files_unchanged(starter: Path) -> None:
+    changed = [str(p.relative_to(starter)) for p in starter_files(starter)
+               if str(p.relative_to(starter)) not in LAB_FILES
+               and p.read_bytes() != (ROOT / p.relative_to(starter)).read_bytes()]
+    assert not changed, f"files outside the lab's regions differ from ours: {changed}"
+    differs = [f for f in LAB_FILES if (starter / f).read_bytes() == (ROOT / f).read_bytes()]
+    assert not differs, f"the lab's files should have their regions replaced: {differs}"
+
+
+def test_todos_and_placeholders(starter: Path) -> None:
+    todos = {f: len(re.findall(r"TODO\(lab profile/\w+\)", (starter / f).read_text()))
+             for f in LAB_FILES[:3]}
+    assert todos == {"kern/profile/sysprofile.cc": 1, "kern/profile/report.cc": 2,
+                     "user/profile.cc": 1}, todos
+    answers = (starter / "labs/profile/answers.txt").read_text()
+    assert answers.count("(write your answer here)") == 3
+    assert len(re.findall(r"(?m)^Answer:$", answers)) == 3
+
+
+def test_starter_code_compiles(starter: Path) -> None:
+    objects = ["build/kern/profile/sysprofile.cc.o", "build/kern/profile/report.cc.o",
+               "build/user/profile.cc.o"]
+    result = subprocess.run(["make", "-s", *objects], cwd=starter, capture_output=True,
+                            text=True)
+    assert result.returncode == 0, f"the starter's code does not compile:\n{result.stderr}"
+
+
+# --- The command -------------------------------------------------------------------------------
+
+
+def test_git_repository_with_one_commit(tmp_path: Path) -> None:
+    dest = tmp_path / "repo"
+    result = subprocess.run(["make", "-s", "--no-print-directory", "starter", "LAB=profile",
+                             f"DEST={dest}"], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    log = subprocess.run(["git", "-C", str(dest), "log", "--format=%s"], capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert log == ["The profile lab: starter tree"]
+    status = subprocess.run(["git", "-C", str(dest), "status", "--porcelain"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == "", f"files left out of the commit:\n{status}"
+
+
+def test_refuses_a_non_empty_destination(tmp_path: Path) -> None:
+    (tmp_path / "something").write_text("x")
+    result = subprocess.run([sys.executable, str(TOOL), "--lab", "profile", "--dest",
+                             str(tmp_path), "--no-git"], capture_output=True, text=True)
+    assert result.returncode == 2 and "not an empty directory" in result.stderr
+
+
+def test_unknown_lab_is_an_error(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, str(TOOL), "--lab", "nosuchlab", "--dest",
+                             str(tmp_path / "x"), "--no-git"], capture_output=True, text=True)
+    assert result.returncode == 1 and "no `LAB nosuchlab/...` regions" in result.stderr
+    assert not (tmp_path / "x").exists()

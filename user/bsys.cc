@@ -1,0 +1,673 @@
+// bsys: system-call and profiler micro-benchmarks, counted in guest instructions.
+//
+//   bsys null N              N getpid calls
+//   bsys fork N              N rounds of fork, exit in the child, wait in the parent
+//   bsys exec N              N rounds of fork, exec of `bsys nop`, wait
+//   bsys pingpong N          N one-byte round trips between two processes over two pipes
+//   bsys pipe BYTES          BYTES through a pipe from a child to its parent, 4 KiB at a time
+//   bsys fwrite BYTES        create a file of BYTES in 4 KiB writes (and delete it afterwards)
+//   bsys fread BYTES N       read a file of BYTES, already in the buffer cache, N times
+//   bsys prof FRAMES UNITS HZ   UNITS units of work FRAMES user frames deep, profiled at HZ
+//                               samples a second (HZ 0: not profiled)
+//   bsys ksys ROUNDS HZ      ROUNDS pipe round trips within one process (time spent in the
+//                            kernel, so samples carry kernel frames), profiled at HZ (or 0)
+//   bsys fill N              profile this process at the highest rate until the profile
+//                            holds N samples (or is full), and keep them there
+//   bsys readtime FILE PASSES   read FILE (meant for /proc/profile) to its end PASSES times
+//   bsys nop                 do nothing (the program `bsys exec` runs)
+//
+// Each benchmark prints one line, `bsys: NAME key value key value ...`, with raw counts only:
+// the guest instructions the measured part took (`insns`), and what was done in them. The host
+// (bench/run.py) does the division. The counts come from the `instret` counter, which under
+// QEMU's `-icount shift=0` is the virtual time in nanoseconds: one per instruction executed, plus
+// whatever time the hart spent idle. (The `time` counter says the same in 100 ns ticks; instret
+// has the resolution of one instruction.) Without -icount these counts mean nothing.
+//
+// A count is the same on every run only if the run itself is. Three things would make it vary,
+// and each is kept out of the measured part:
+//
+//   * Where the timer interrupts fall. A timer interrupt (the 100 ms tick, the end of a 10 ms
+//     time slice, a profiling sample) costs a few hundred instructions, and what it costs can
+//     depend on what it interrupts. Where it falls depends on where the measurement starts on
+//     the timer's grid, and a command starts whenever the host happened to type it. So each
+//     benchmark first settles (settle() below): it sleeps one tick, which puts it at a fixed
+//     point of the 100 ms grid; pads itself with no-ops to a fixed nanosecond within the
+//     100 ns of a `time` tick (QEMU places each timer deadline at the nanosecond at which it was
+//     programmed, not on a tick boundary); and then makes the kernel reprogram the timer from
+//     there, by a round trip with a helper process. From then on the hart's timeline depends
+//     on the guest alone. Profiling is switched on after that, so the sampler's grid starts
+//     at a fixed point too.
+//   * The disk. While a process waits for the disk the hart is idle, and QEMU (sleep=off)
+//     moves virtual time on to the next timer deadline at once; how many such jumps a wait
+//     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
+//     measurement (every write commits a log transaction), and its figure varies for that
+//     reason. `fread` reads a file small enough to stay in the buffer cache and warms it
+//     first; `exec` runs this same small program, whose blocks stay cached too.
+//   * The console. Nothing is printed while a measurement runs.
+//
+// What remains is the kernel's own history: a copy in the kernel takes a couple of instructions
+// more or less depending on whether the source page lies below the destination page, so
+// figures that copy pages (fork, exec) can move by a few instructions a round between runs in
+// one boot. The same sequence of commands after a fresh boot gives the same counts.
+//
+// The profiler benchmarks build their call chains exactly (see `on_fresh_chain` below) so that
+// a sample of `prof FRAMES ...` holds FRAMES user frames, up to the kernel's limit of 32 per
+// sample, and they report what the samples really held, read back from /proc/profile.
+#include "abi/profile.h"
+#include "lib/user.h"
+
+namespace {
+
+constexpr int kChunk = 4096;
+constexpr const char *kFile = "bsys.tmp";
+constexpr const char *kSelf = "/bsys";
+
+char buf[kChunk];  // static: the user stack is only one page
+
+[[noreturn]] void fail(const char *what) {
+  fprintf(2, "bsys: %s\n", what);
+  exit(1);
+}
+
+// Guest instructions so far (see the essay above).
+unsigned long rdinstret() {
+  unsigned long n;
+  asm volatile("rdinstret %0" : "=r"(n));
+  return n;
+}
+
+// A measurement: construct it right after settle(), call insns() at the end.
+class Stopwatch {
+ public:
+  Stopwatch() : start_(rdinstret()) {}
+  unsigned long insns() const { return rdinstret() - start_; }
+
+ private:
+  unsigned long start_;
+};
+
+void reap(int pid) {
+  int status = 0;
+  if (wait(&status) != pid || status != 0) fail("a child failed");
+}
+
+// A pipe pair, closed when it goes out of scope.
+class Pipe {
+ public:
+  Pipe() {
+    if (pipe(fds_) < 0) fail("pipe failed");
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  Pipe(const Pipe &) = delete;
+  Pipe &operator=(const Pipe &) = delete;
+
+  int rd() const { return fds_[0]; }
+  int wr() const { return fds_[1]; }
+  void close_read() {
+    if (fds_[0] >= 0) close(fds_[0]);
+    fds_[0] = -1;
+  }
+  void close_write() {
+    if (fds_[1] >= 0) close(fds_[1]);
+    fds_[1] = -1;
+  }
+
+ private:
+  int fds_[2];
+};
+
+}  // namespace
+
+// Pads with no-ops until the instruction count is at a fixed remainder modulo 100: it reads the
+// count, and jumps into a run of 100 two-byte no-ops so as to execute (100 - count % 100) of
+// them.
+extern "C" void bsys_phase_align();
+asm(R"(
+  .text
+  .globl bsys_phase_align
+  .type bsys_phase_align, @function
+bsys_phase_align:
+  rdinstret t0
+  li t1, 100
+  remu t0, t0, t1
+  sub t0, t1, t0
+  slli t0, t0, 1
+  la t2, 1f
+  sub t2, t2, t0
+  jr t2
+  .rept 100
+  c.nop
+  .endr
+1:
+  ret
+  .size bsys_phase_align, . - bsys_phase_align
+)");
+
+namespace {
+
+// Put this process at a fixed point of the hart's timeline (see the essay above): on the tick
+// grid, at a fixed nanosecond, with the timer reprogrammed from there. The reprogramming happens
+// when the scheduler switches to the helper and back, each switch starting a time slice.
+void settle() {
+  Pipe there, back;
+  int pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    there.close_write();
+    back.close_read();
+    char c;
+    if (read(there.rd(), &c, 1) != 1 || write(back.wr(), &c, 1) != 1) exit(1);
+    exit(0);
+  }
+  sleep(1);
+  bsys_phase_align();
+  char c = 's';
+  if (write(there.wr(), &c, 1) != 1 || read(back.rd(), &c, 1) != 1) fail("settle failed");
+  reap(pid);
+}
+
+int parse(const char *s, const char *what) {
+  int n = atoi(s);
+  if (n <= 0) {
+    fprintf(2, "bsys: %s must be a positive number, not %s\n", what, s);
+    exit(1);
+  }
+  return n;
+}
+
+// --- System calls ----------------------------------------------------------------------------
+
+void bench_null(int n) {
+  settle();
+  Stopwatch w;
+  for (int i = 0; i < n; i++) getpid();
+  printf("bsys: null calls %d insns %lu\n", n, w.insns());
+}
+
+void bench_fork(int n) {
+  settle();
+  Stopwatch w;
+  for (int i = 0; i < n; i++) {
+    int pid = fork();
+    if (pid < 0) fail("fork failed");
+    if (pid == 0) exit(0);
+    reap(pid);
+  }
+  printf("bsys: fork rounds %d insns %lu\n", n, w.insns());
+}
+
+void exec_once() {
+  int pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    const char *argv[] = {"bsys", "nop", nullptr};
+    exec(kSelf, const_cast<char **>(argv));
+    fail("exec /bsys failed");
+  }
+  reap(pid);
+}
+
+void bench_exec(int n) {
+  exec_once();  // brings the program's blocks into the buffer cache
+  settle();
+  Stopwatch w;
+  for (int i = 0; i < n; i++) exec_once();
+  unsigned long insns = w.insns();
+  struct stat st;
+  if (stat(kSelf, &st) < 0) fail("cannot stat /bsys");
+  printf("bsys: exec rounds %d insns %lu size %lu\n", n, insns, st.size);
+}
+
+void bench_pingpong(int n) {
+  Pipe there, back;
+  int pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    there.close_write();  // or the read below would never see the end of the pipe
+    back.close_read();
+    char c;
+    while (read(there.rd(), &c, 1) == 1)
+      if (write(back.wr(), &c, 1) != 1) exit(1);
+    exit(0);
+  }
+  there.close_read();
+  back.close_write();
+  char c = 'x';
+  settle();
+  Stopwatch w;
+  for (int i = 0; i < n; i++)
+    if (write(there.wr(), &c, 1) != 1 || read(back.rd(), &c, 1) != 1) fail("round trip failed");
+  unsigned long insns = w.insns();
+  there.close_write();
+  reap(pid);
+  printf("bsys: pingpong rounds %d insns %lu\n", n, insns);
+}
+
+// The child waits for a start byte, so that the fork is not part of the measurement.
+void bench_pipe(int bytes) {
+  Pipe data, go;
+  int pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    data.close_read();
+    char c;
+    if (read(go.rd(), &c, 1) != 1) exit(1);
+    for (int left = bytes; left > 0; left -= kChunk) {
+      int n = left < kChunk ? left : kChunk;
+      if (write(data.wr(), buf, n) != n) exit(1);
+    }
+    exit(0);
+  }
+  data.close_write();
+  settle();
+  Stopwatch w;
+  if (write(go.wr(), "g", 1) != 1) fail("cannot start the writer");
+  int got = 0, n;
+  while ((n = read(data.rd(), buf, kChunk)) > 0) got += n;
+  unsigned long insns = w.insns();
+  reap(pid);
+  if (got != bytes) fail("the pipe lost bytes");
+  printf("bsys: pipe bytes %d insns %lu\n", bytes, insns);
+}
+
+void write_file(int bytes) {
+  int fd = open(kFile, O_CREATE | O_WRONLY);
+  if (fd < 0) fail("cannot create bsys.tmp");
+  for (int left = bytes; left > 0; left -= kChunk) {
+    int n = left < kChunk ? left : kChunk;
+    if (write(fd, buf, n) != n) fail("file write failed");
+  }
+  close(fd);
+}
+
+void read_file(int bytes) {
+  int fd = open(kFile, O_RDONLY);
+  if (fd < 0) fail("cannot open bsys.tmp");
+  int got = 0, n;
+  while ((n = read(fd, buf, kChunk)) > 0) got += n;
+  close(fd);
+  if (got != bytes) fail("file read came back short");
+}
+
+void bench_fwrite(int bytes) {
+  unlink(kFile);
+  settle();
+  Stopwatch w;
+  write_file(bytes);
+  unsigned long insns = w.insns();
+  unlink(kFile);
+  printf("bsys: fwrite bytes %d insns %lu\n", bytes, insns);
+}
+
+void bench_fread(int bytes, int rounds) {
+  unlink(kFile);
+  write_file(bytes);
+  read_file(bytes);  // every block is now in the buffer cache
+  settle();
+  Stopwatch w;
+  for (int i = 0; i < rounds; i++) read_file(bytes);
+  unsigned long insns = w.insns();
+  unlink(kFile);
+  printf("bsys: fread bytes %d rounds %d insns %lu\n", bytes, rounds, insns);
+}
+
+// --- The profiler -----------------------------------------------------------------------------
+
+// The value of the line `key: N` of /proc/profstat, or -1.
+long profstat(const char *key) {
+  int fd = open("/proc/profstat", O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/profstat");
+  static char text[512];
+  int len = 0, n;
+  while (len < static_cast<int>(sizeof(text)) - 1 &&
+         (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
+    len += n;
+  close(fd);
+  text[len] = '\0';
+  int keylen = strlen(key);
+  for (const char *line = text; *line != '\0';) {
+    if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
+      const char *v = line + keylen + 1;
+      while (*v == ' ') v++;
+      return atoi(v);
+    }
+    const char *end = strchr(line, '\n');
+    if (end == nullptr) break;
+    line = end + 1;
+  }
+  return -1;
+}
+
+void set_rate(int hz) {
+  if (profile(0, PROF_RATE, hz) < 0) fail("the kernel refused the sampling rate");
+}
+
+// Counts of a few fixed strings in /proc/profile, read as a stream: how many samples there are
+// and what they hold. Each sample object has one "pid" key, one "address" key per frame, and
+// "kernel":true on each kernel frame.
+struct ProfileShape {
+  long samples = 0;
+  long frames = 0;
+  long kernel_frames = 0;
+  long kernel_samples = 0;  // samples taken while the process was in the kernel
+};
+
+class Counter {
+ public:
+  explicit Counter(const char *pattern) : pattern_(pattern), len_(strlen(pattern)) {}
+
+  // Feed one byte; true when it completes an occurrence. (The patterns used here cannot
+  // overlap themselves, so restarting at their first byte is enough.)
+  bool feed(char c) {
+    if (c == pattern_[at_]) {
+      if (++at_ == len_) {
+        at_ = 0;
+        return true;
+      }
+      return false;
+    }
+    at_ = c == pattern_[0] ? 1 : 0;
+    return false;
+  }
+
+ private:
+  const char *pattern_;
+  int len_;
+  int at_ = 0;
+};
+
+ProfileShape profile_shape() {
+  int fd = open("/proc/profile", O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/profile");
+  Counter pid("\"pid\":"), address("\"address\":"), kernel("\"kernel\":true"),
+      kmode("\"mode\":\"kernel\"");
+  ProfileShape shape;
+  int n;
+  while ((n = read(fd, buf, kChunk)) > 0) {
+    for (int i = 0; i < n; i++) {
+      shape.samples += pid.feed(buf[i]);
+      shape.frames += address.feed(buf[i]);
+      shape.kernel_frames += kernel.feed(buf[i]);
+      shape.kernel_samples += kmode.feed(buf[i]);
+    }
+  }
+  close(fd);
+  return shape;
+}
+
+// Profiles this process for the lifetime of the object, at `hz` (0: not at all). The sampler
+// starts its grid at the first timer interrupt after this (the end of the current time slice),
+// which is a fixed point once the caller has aligned to a tick.
+class ProfiledSection {
+ public:
+  explicit ProfiledSection(int hz) : on_(hz > 0) {
+    if (!on_) return;
+    if (profile(getpid(), PROF_ON, 0) < 0) fail("cannot profile myself");
+  }
+  ~ProfiledSection() {
+    if (on_) profile(getpid(), PROF_OFF, 0);
+  }
+  ProfiledSection(const ProfiledSection &) = delete;
+  ProfiledSection &operator=(const ProfiledSection &) = delete;
+
+ private:
+  bool on_;
+};
+
+// Start from an empty profile at `hz` (or at the default rate, for an unprofiled run, so that
+// both runs see the same kernel state).
+void prepare_profile(int hz) {
+  if (profile(0, PROF_CLEAR, 0) < 0) fail("cannot clear the profile");
+  set_rate(hz > 0 ? hz : PROF_DEFAULT_HZ);
+}
+
+void report_profiled(const char *name, const char *what, int amount, int hz, unsigned long insns,
+                     int frames_asked) {
+  long recorded = hz > 0 ? profstat("recorded") : 0;
+  long cost = hz > 0 ? profstat("sample cost ns") : 0;
+  ProfileShape shape = hz > 0 ? profile_shape() : ProfileShape{};
+  set_rate(PROF_DEFAULT_HZ);
+  profile(0, PROF_CLEAR, 0);
+  printf("bsys: %s frames %d %s %d hz %d insns %lu samples %ld cost_ns %ld frames_total %ld "
+         "kernel_frames %ld kernel_samples %ld\n",
+         name, frames_asked, what, amount, hz, insns, recorded, cost, shape.frames,
+         shape.kernel_frames, shape.kernel_samples);
+}
+
+}  // namespace
+
+// The work and the call chains, with C linkage so that their names in a profile are plain.
+//
+// bsys_spin(units, keep_fp) does units x 10,000 rounds of a xorshift generator (8 instructions
+// a round, the same arithmetic as pbench) and touches no memory while it loops. It builds an
+// ordinary frame record, so a walk from its pc goes on to its caller; with keep_fp == 0 it
+// clears s0 for the duration of the loop instead, and a walk ends at the pc: a one-frame stack.
+//
+// on_fresh_chain(frames, units) starts a new chain of frame records: its own record holds a
+// zero return address and a zero frame pointer, as _start's does, so a walk from anything it
+// calls ends with it. It then calls bsys_spin directly (1 or 2 frames: the pc, then
+// on_fresh_chain itself) or descend(frames - 2), which adds one frame per level.
+extern "C" {
+unsigned long bsys_spin(unsigned long units, unsigned long keep_fp);
+unsigned long on_fresh_chain(unsigned long frames, unsigned long units);
+
+volatile unsigned long sink;
+
+__attribute__((noinline, noclone)) unsigned long descend(unsigned long levels,
+                                                         unsigned long units) {
+  unsigned long r = levels > 1 ? descend(levels - 1, units) : bsys_spin(units, 1);
+  sink = r;  // work after the call: it stays a call, and this frame stays on the stack
+  return r + levels;
+}
+}
+
+asm(R"(
+  .text
+  .globl bsys_spin
+  .type bsys_spin, @function
+bsys_spin:
+  addi sp, sp, -16
+  sd ra, 8(sp)
+  sd s0, 0(sp)
+  addi s0, sp, 16
+  bnez a1, 1f
+  li s0, 0
+1:
+  li t0, 88172645463325252
+2:
+  beqz a0, 4f
+  li t2, 10000
+3:
+  slli t3, t0, 13
+  xor t0, t0, t3
+  srli t3, t0, 7
+  xor t0, t0, t3
+  slli t3, t0, 17
+  xor t0, t0, t3
+  addi t2, t2, -1
+  bnez t2, 3b
+  addi a0, a0, -1
+  j 2b
+4:
+  mv a0, t0
+  ld ra, 8(sp)
+  ld s0, 0(sp)
+  addi sp, sp, 16
+  ret
+  .size bsys_spin, . - bsys_spin
+
+  .globl on_fresh_chain
+  .type on_fresh_chain, @function
+on_fresh_chain:
+  addi sp, sp, -32
+  sd ra, 24(sp)
+  sd s0, 16(sp)
+  sd zero, 8(sp)
+  sd zero, 0(sp)
+  addi s0, sp, 16
+  li t0, 2
+  bgtu a0, t0, 1f
+  addi a0, a0, -1
+  mv t1, a1
+  mv a1, a0
+  mv a0, t1
+  call bsys_spin
+  j 2f
+1:
+  addi a0, a0, -2
+  call descend
+2:
+  ld ra, 24(sp)
+  ld s0, 16(sp)
+  addi sp, sp, 32
+  ret
+  .size on_fresh_chain, . - on_fresh_chain
+)");
+
+namespace {
+
+void bench_prof(int frames, int units, int hz) {
+  prepare_profile(hz);
+  settle();
+  unsigned long insns;
+  {
+    ProfiledSection section(hz);
+    Stopwatch w;
+    sink = on_fresh_chain(frames, units);
+    insns = w.insns();
+  }
+  report_profiled("prof", "units", units, hz, insns, frames);
+}
+
+// One round: 4 KiB through a pipe to ourselves, in 512-byte pieces that never fill it.
+extern "C" __attribute__((noinline)) void pipe_rounds(int rfd, int wfd, int rounds) {
+  constexpr int kPiece = 512;
+  for (int r = 0; r < rounds; r++)
+    for (int off = 0; off < kChunk; off += kPiece)
+      if (write(wfd, buf + off, kPiece) != kPiece || read(rfd, buf + off, kPiece) != kPiece)
+        fail("pipe round failed");
+}
+
+void bench_ksys(int rounds, int hz) {
+  Pipe p;
+  prepare_profile(hz);
+  settle();
+  unsigned long insns;
+  {
+    ProfiledSection section(hz);
+    Stopwatch w;
+    pipe_rounds(p.rd(), p.wr(), rounds);
+    insns = w.insns();
+  }
+  report_profiled("ksys", "rounds", rounds, hz, insns, 0);
+}
+
+// Fill the profile with `want` samples (or as many as it holds) of a mix of user work, eight
+// frames deep, and system calls, at the highest rate, and leave them there for a reader to time.
+// Prints how long that took in `time` ticks (100 ns), which also means something without -icount.
+void bench_fill(int want) {
+  Pipe p;
+  prepare_profile(PROF_MAX_HZ);
+  long capacity = profstat("capacity");
+  if (want > capacity) want = static_cast<int>(capacity);
+  settle();
+  unsigned long start;
+  asm volatile("rdtime %0" : "=r"(start));
+  {
+    ProfiledSection section(PROF_MAX_HZ);
+    long have = 0;
+    while (have < want) {
+      for (int i = 0; i < 16; i++) {
+        sink = on_fresh_chain(8, 2);
+        pipe_rounds(p.rd(), p.wr(), 1);
+      }
+      have = profstat("recorded");
+    }
+  }
+  unsigned long end;
+  asm volatile("rdtime %0" : "=r"(end));
+  set_rate(PROF_DEFAULT_HZ);
+  printf("bsys: fill samples %ld capacity %ld ticks %lu\n", profstat("recorded"), capacity,
+         end - start);
+}
+
+// Time reading `path` to its end in 4 KiB reads, `passes` times over. It is meant for
+// /proc/profile, which the kernel renders, and symbolizes, while it is read: the first pass
+// after new samples looks every address up in the executables' symbol tables (on disk); later
+// passes find the names in the kernel's cache and show the cost of rendering alone. Each pass
+// prints both counts: instructions (meaningful under -icount) and `time` ticks of 100 ns
+// (meaningful without it). Megabytes of JSON would take minutes to cross the console, which is
+// why the timing is done here.
+void bench_readtime(const char *path, int passes) {
+  settle();
+  for (int pass = 1; pass <= passes; pass++) {
+    unsigned long t0;
+    asm volatile("rdtime %0" : "=r"(t0));
+    Stopwatch w;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) fail("cannot open the file to time");
+    unsigned long bytes = 0, reads = 0;
+    int n;
+    while ((n = read(fd, buf, kChunk)) > 0) {
+      bytes += n;
+      reads++;
+    }
+    close(fd);
+    unsigned long insns = w.insns();
+    unsigned long t1;
+    asm volatile("rdtime %0" : "=r"(t1));
+    if (n < 0) fail("read error");
+    printf("bsys: readtime pass %d bytes %lu reads %lu insns %lu ticks %lu\n", pass, bytes, reads,
+           insns, t1 - t0);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "nop") == 0) return 0;
+  for (int i = 0; i < kChunk; i++) buf[i] = static_cast<char>('a' + i % 26);
+  const char *cmd = argc >= 2 ? argv[1] : "";
+  if (argc == 3 && strcmp(cmd, "null") == 0) {
+    bench_null(parse(argv[2], "N"));
+  } else if (argc == 3 && strcmp(cmd, "fork") == 0) {
+    bench_fork(parse(argv[2], "N"));
+  } else if (argc == 3 && strcmp(cmd, "exec") == 0) {
+    bench_exec(parse(argv[2], "N"));
+  } else if (argc == 3 && strcmp(cmd, "pingpong") == 0) {
+    bench_pingpong(parse(argv[2], "N"));
+  } else if (argc == 3 && strcmp(cmd, "pipe") == 0) {
+    bench_pipe(parse(argv[2], "BYTES"));
+  } else if (argc == 3 && strcmp(cmd, "fwrite") == 0) {
+    bench_fwrite(parse(argv[2], "BYTES"));
+  } else if (argc == 4 && strcmp(cmd, "fread") == 0) {
+    bench_fread(parse(argv[2], "BYTES"), parse(argv[3], "N"));
+  } else if (argc == 5 && strcmp(cmd, "prof") == 0) {
+    int hz = atoi(argv[4]);
+    if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
+    bench_prof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), hz);
+  } else if (argc == 4 && strcmp(cmd, "ksys") == 0) {
+    int hz = atoi(argv[3]);
+    if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
+    bench_ksys(parse(argv[2], "ROUNDS"), hz);
+  } else if (argc == 3 && strcmp(cmd, "fill") == 0) {
+    bench_fill(parse(argv[2], "N"));
+  } else if (argc == 4 && strcmp(cmd, "readtime") == 0) {
+    bench_readtime(argv[2], parse(argv[3], "PASSES"));
+  } else {
+    fprintf(2,
+            "usage: bsys null|fork|exec|pingpong N\n"
+            "       bsys pipe|fwrite BYTES\n"
+            "       bsys fread BYTES N\n"
+            "       bsys prof FRAMES UNITS HZ\n"
+            "       bsys ksys ROUNDS HZ\n"
+            "       bsys fill N\n"
+            "       bsys readtime FILE PASSES\n"
+            "       bsys nop\n");
+    return 1;
+  }
+  return 0;
+}
