@@ -25,34 +25,6 @@ void check(const char *name, int got, int want) {
   }
 }
 
-// The text after "KEY: " on the line of /proc/profstat that starts with KEY, in out.
-bool profstat(const char *key, char *out, int cap) {
-  char text[512];
-  int fd = open("/proc/profstat", O_RDONLY);
-  if (fd < 0) return false;
-  int len = 0, n;
-  while (len < static_cast<int>(sizeof(text)) - 1 &&
-         (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
-    len += n;
-  close(fd);
-  text[len] = '\0';
-  int keylen = strlen(key);
-  for (char *line = text; *line != '\0';) {
-    char *end = strchr(line, '\n');
-    if (end != nullptr) *end = '\0';
-    if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
-      const char *v = line + keylen + 1;
-      while (*v == ' ') v++;
-      int i = 0;
-      for (; v[i] != '\0' && i < cap - 1; i++) out[i] = v[i];
-      out[i] = '\0';
-      return true;
-    }
-    if (end == nullptr) break;
-    line = end + 1;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -74,7 +46,7 @@ int main() {
   check("off/self again", profile(me, PROF_OFF, 0), -1);
 
   char mode[64];
-  if (!profstat("profiling", mode, sizeof(mode))) {
+  if (!profstat_value("profiling", mode, sizeof(mode))) {
     printf("pbadcall: FAIL cannot read /proc/profstat\n");
     failures++;
   } else if (strcmp(mode, "all") != 0) {
@@ -83,7 +55,7 @@ int main() {
   }
 
   char before[16], after[16];
-  bool have_rate = profstat("rate", before, sizeof(before));
+  bool have_rate = profstat_value("rate", before, sizeof(before));
   const int bad_rates[] = {0, PROF_MIN_HZ - 1, PROF_MAX_HZ + 1, -1, 100000};
   for (int hz : bad_rates) {
     char name[32];
@@ -102,7 +74,7 @@ int main() {
     name[len] = '\0';
     check(name, profile(0, PROF_RATE, hz), -1);
   }
-  if (!have_rate || !profstat("rate", after, sizeof(after))) {
+  if (!have_rate || !profstat_value("rate", after, sizeof(after))) {
     printf("pbadcall: FAIL no rate in /proc/profstat\n");
     failures++;
   } else {

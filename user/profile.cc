@@ -484,35 +484,6 @@ class Tally {
 
 // --- /proc/profstat -----------------------------------------------------------------------
 
-// The value of one `key: value` line of /proc/profstat, copied into out. False if the file
-// or the key is missing.
-bool profstat_value(const char *key, char *out, int cap) {
-  int fd = open(kStatPath, O_RDONLY);
-  if (fd < 0) return false;
-  char text[512];
-  int len = 0, n;
-  while (len < static_cast<int>(sizeof(text)) - 1 &&
-         (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
-    len += n;
-  close(fd);
-  text[len] = '\0';
-  int keylen = strlen(key);
-  for (char *line = text; *line != '\0';) {
-    char *end = strchr(line, '\n');
-    if (end != nullptr) *end = '\0';
-    if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
-      const char *v = line + keylen + 1;
-      while (*v == ' ') v++;
-      int i = 0;
-      for (; v[i] != '\0' && i < cap - 1; i++) out[i] = v[i];
-      out[i] = '\0';
-      return true;
-    }
-    if (end == nullptr) break;
-    line = end + 1;
-  }
-  return false;
-}
 
 int show_status() {
   int fd = open(kStatPath, O_RDONLY);

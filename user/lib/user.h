@@ -49,6 +49,9 @@ int uptime();
 int halt();
 // The sampling profiler: see kern/abi/profile.h for the commands.
 int profile(int pid, int cmd, int arg);
+// The value of the `KEY: value` line of /proc/profstat, into out (user/lib/profstat.cc).
+// False if the file or the key is missing.
+bool profstat_value(const char *key, char *out, int cap);
 
 // --- Formatted output (user/lib/printf.cc) ------------------------------------------------
 // Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),
