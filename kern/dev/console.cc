@@ -22,7 +22,7 @@ namespace {
 constexpr int ctrl(char c) { return c - '@'; }
 constexpr int BACKSPACE = 0x100;  // pseudo character: erase the last echoed one
 
-constexpr u32 INPUT_BUF = 128;
+constexpr u32 INPUT_BUF = 1024;  // room for long command lines typed (or pasted) at once
 struct Input {
   Spinlock lock{"console"};
   char buf[INPUT_BUF] = {};
