@@ -37,12 +37,12 @@ namespace {
 
 constexpr const char *kScratch = "/grindtmp";
 constexpr int kTicksPerSecond = 10;
-constexpr int kGenerationTicks = 30;      // a new set of workers every 3 s
-constexpr int kReportFd = 15;             // the accountant's pipe, in every grind process
-constexpr int kConsoleFd = 14;            // for error lines, in every grind process
-constexpr int kReportEvery = 8;           // calls between progress bytes
+constexpr int kGenerationTicks = 30;  // a new set of workers every 3 s
+constexpr int kReportFd = 15;         // the accountant's pipe, in every grind process
+constexpr int kConsoleFd = 14;        // for error lines, in every grind process
+constexpr int kReportEvery = 8;       // calls between progress bytes
 constexpr unsigned long kPage = 4096;
-constexpr int kHaltNumber = 23;           // never called
+constexpr int kHaltNumber = 23;  // never called
 
 // ---- Randomness ---------------------------------------------------------------------------
 
@@ -61,9 +61,9 @@ struct Rng {
 // ---- The state of one grind process (a worker or a worker's child) ----------------------
 
 Rng rng;
-long calls = 0;          // calls made since the last progress report
-bool is_child = false;   // a worker's child: may not fork
-int children[8];         // live children of a worker, for kill and wait
+long calls = 0;         // calls made since the last progress report
+bool is_child = false;  // a worker's child: may not fork
+int children[8];        // live children of a worker, for kill and wait
 int nchildren = 0;
 unsigned long heap_base = 0;  // the break when this process started fuzzing
 
@@ -149,10 +149,13 @@ int size() {
 // collide), random short names relative to the working directory (always inside the
 // scratch directory), and pointers that are not strings at all.
 constexpr const char *kPaths[] = {
-    "/grindtmp/a",     "/grindtmp/b",       "/grindtmp/c",     "/grindtmp/d0",
-    "/grindtmp/d1",    "/grindtmp/d0/a",    "/grindtmp/d0/d2", "/grindtmp/d1/b",
-    "/grindtmp/d0/d2/c", "/grindtmp/d1/..", "/grindtmp/.",     "/grindtmp/d0/./a",
-    "/grindtmp/a/x",   "/grindtmp/averyveryverylongname",
+    "/grindtmp/a",       "/grindtmp/b",
+    "/grindtmp/c",       "/grindtmp/d0",
+    "/grindtmp/d1",      "/grindtmp/d0/a",
+    "/grindtmp/d0/d2",   "/grindtmp/d1/b",
+    "/grindtmp/d0/d2/c", "/grindtmp/d1/..",
+    "/grindtmp/.",       "/grindtmp/d0/./a",
+    "/grindtmp/a/x",     "/grindtmp/averyveryverylongname",
 };
 constexpr int kNumPaths = sizeof(kPaths) / sizeof(kPaths[0]);
 char random_name[24];
@@ -163,7 +166,8 @@ const char *path() {
   if (pick < 8) {
     // Letters and digits only: no '/' or '.', so the name cannot leave the scratch tree.
     int n = 1 + static_cast<int>(rng.below(20));
-    for (int i = 0; i < n; i++) random_name[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.below(36)];
+    for (int i = 0; i < n; i++)
+      random_name[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[rng.below(36)];
     random_name[n] = '\0';
     return random_name;
   }
@@ -227,7 +231,9 @@ void do_exec() {
   char **args = argv;
   switch (rng.below(4)) {
     case 0: args = reinterpret_cast<char **>(pointer().addr); break;
-    case 1: if (argc > 0) argv[rng.below(argc)] = reinterpret_cast<char *>(pointer().addr); break;
+    case 1:
+      if (argc > 0) argv[rng.below(argc)] = reinterpret_cast<char *>(pointer().addr);
+      break;
     default: break;
   }
   // No file under the scratch directory is a program, so exec can only fail.
@@ -245,12 +251,14 @@ void one_call() {
     case 2: {
       Pointer p = pointer();
       int status;
-      int* out = rng.one_in(4) ? nullptr : (p.kind == Ptr::Valid ? &status : reinterpret_cast<int *>(p.addr));
+      int *out = rng.one_in(4) ? nullptr
+                               : (p.kind == Ptr::Valid ? &status : reinterpret_cast<int *>(p.addr));
       if (nchildren == 0 && rng.below(4) != 0) break;  // wait would only return -1
       int pid = wait(out);
       if (pid > 0) {
         forget_child(pid);
-        if (out != nullptr && out != &status && !p.writable()) error("wait with a bad status pointer", pid);
+        if (out != nullptr && out != &status && !p.writable())
+          error("wait with a bad status pointer", pid);
       }
       break;
     }
@@ -331,8 +339,9 @@ void one_call() {
     case 15: sleep(static_cast<int>(rng.below(4)) - 1); break;
     case 16: uptime(); break;
     case 17: {
-      constexpr int kFlags[] = {O_RDONLY, O_WRONLY, O_RDWR, O_CREATE | O_RDWR,
-                                O_CREATE | O_WRONLY | O_TRUNC, O_TRUNC, 0x7fffffff, -1};
+      constexpr int kFlags[] = {
+          O_RDONLY, O_WRONLY,   O_RDWR, O_CREATE | O_RDWR, O_CREATE | O_WRONLY | O_TRUNC,
+          O_TRUNC,  0x7fffffff, -1};
       open(path(), kFlags[rng.below(sizeof(kFlags) / sizeof(kFlags[0]))]);
       break;
     }
@@ -587,8 +596,8 @@ int main(int argc, char **argv) {
       if (uptime() >= end) break;
       for (int i = 0; i < run.nworkers; i++) run.workers[i] = spawn_worker(run, i, generation);
       int left = end - uptime();
-      run.ticker = start_ticker(run, left < kGenerationTicks ? (left > 0 ? left : 1)
-                                                             : kGenerationTicks);
+      run.ticker =
+          start_ticker(run, left < kGenerationTicks ? (left > 0 ? left : 1) : kGenerationTicks);
       continue;
     }
     for (int i = 0; i < run.nworkers; i++) {

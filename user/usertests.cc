@@ -55,6 +55,7 @@ constexpr Test kTests[] = {
     {"killwaiting", test_killwaiting, true, 60},
     {"killpipe", test_killpipe, true, 60},
     {"killself", test_killself, true, 60},
+    {"killstorm", test_killstorm, true, 120},
     {"killbad", test_killbad, true, 60},
     {"pids", test_pids, true, 60},
     {"forkcopy", test_forkcopy, true, 60},
@@ -167,8 +168,8 @@ bool run_test(const Test &t) {
     return false;
   }
   if (after != before) {
-    printf("test %s: FAILED (free pages: %ld before, %ld after: %ld lost)\n", t.name, before,
-           after, before - after);
+    printf("test %s: FAILED (free pages: %ld before, %ld after: %ld lost)\n", t.name, before, after,
+           before - after);
     return false;
   }
   printf("test %s: OK\n", t.name);

@@ -17,7 +17,8 @@
 // and ends the process. CHECK(cond, fmt, ...) fails when cond is false. Both are macros
 // rather than functions for one reason: the format string is glued to the line's prefix
 // at compile time, so the compiler still checks every argument against its conversion,
-// and the whole line leaves in a single write() that other processes cannot split.
+// and the line is one printf, which hands it to write() whole when it fits printf's
+// buffer (128 bytes), so other processes' output cannot land in the middle of it.
 //
 // Tests that need processes of their own use spawn() and then one of the reaping helpers.
 // A grandchild may use TEST_FAIL too: expect_ok() sees the failure status and passes it up
@@ -26,10 +27,11 @@
 // Two constraints every test must respect:
 //   * The stack is one page (4096 bytes), with a guard page under it. Big buffers live in
 //     the global `scratch` arrays below, never in local variables.
-//   * Everything a test creates on disk it removes again, whether it passes or not when
-//     that is possible: the disk has about 1500 free blocks and 200 inodes in all, and the
-//     next test needs them. Names start with the test's own prefix so that a leftover is
-//     easy to trace.
+//   * A test that passes removes everything it created on disk: the disk has about 1500
+//     free blocks and 200 inodes in all, and the next test needs them. A failing test
+//     stops where it is, so its files may stay behind; every test names its files with a
+//     prefix of its own ("uf_", "ub/", ...) so that such leftovers are easy to trace and
+//     cannot collide with another test's names.
 #pragma once
 
 #include "lib/user.h"
@@ -55,12 +57,11 @@ inline char scratch2[16 * 1024];
 
 }  // namespace ut
 
-#define TEST_FAIL(fmt, ...)                                                          \
-  ::ut::failed(printf("test %s: FAILED (" fmt ")\n", ::ut::current_test __VA_OPT__(, ) \
-                          __VA_ARGS__))
+#define TEST_FAIL(fmt, ...) \
+  ::ut::failed(printf("test %s: FAILED (" fmt ")\n", ::ut::current_test __VA_OPT__(, ) __VA_ARGS__))
 
-#define CHECK(cond, fmt, ...)                      \
-  do {                                             \
+#define CHECK(cond, fmt, ...)                               \
+  do {                                                      \
     if (!(cond)) TEST_FAIL(fmt __VA_OPT__(, ) __VA_ARGS__); \
   } while (0)
 
@@ -199,9 +200,7 @@ inline void make_file(const char *path, const void *data, int n) {
   close(fd);
 }
 
-inline void must_unlink(const char *path) {
-  CHECK(unlink(path) == 0, "unlink %s failed", path);
-}
+inline void must_unlink(const char *path) { CHECK(unlink(path) == 0, "unlink %s failed", path); }
 
 // Writes the decimal form of v at the end of the string s (which must have room).
 inline void append_number(char *s, int v) {

@@ -173,8 +173,8 @@ void test_badexec() {
 
     char *argv2[] = {const_cast<char *>("echo"), bad_ptr<char>(k, 16), nullptr};
     status = try_exec("/echo", argv2);
-    CHECK(status == kExecReturnedHere, "exec with argv[1] at %s: child status %d",
-          kBadNames[k], status);
+    CHECK(status == kExecReturnedHere, "exec with argv[1] at %s: child status %d", kBadNames[k],
+          status);
   }
 }
 

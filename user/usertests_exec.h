@@ -111,8 +111,8 @@ void test_exechuge() {
   // Three of 2000 bytes each fit one at a time but not together in one page.
   big[5000] = 'x';
   big[2000] = '\0';
-  char *three[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), big, big,
-                   big, nullptr};
+  char *three[] = {
+      const_cast<char *>("usertests"), const_cast<char *>("--probe"), big, big, big, nullptr};
   got = exec_status(kSelf, three);
   CHECK(got == kExecReturned, "exec of 3 x 2000-byte arguments: status %d, expected -1", got);
 
@@ -170,7 +170,8 @@ ElfHeader *self_header() { return reinterpret_cast<ElfHeader *>(self_image); }
 ElfProgramHeader *first_load() {
   ElfHeader *eh = self_header();
   for (int i = 0; i < eh->phnum; i++) {
-    auto *ph = reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff + i * sizeof(ElfProgramHeader));
+    auto *ph =
+        reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff + i * sizeof(ElfProgramHeader));
     if (ph->type == kPtLoad) return ph;
   }
   TEST_FAIL("%s has no PT_LOAD segment", kSelf);
@@ -240,8 +241,8 @@ void test_execbadelf() {
 
   // Two loadable segments that overlap: the second starts inside the first.
   for (int i = 0; i < eh->phnum; i++) {
-    auto *other = reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff +
-                                                       i * sizeof(ElfProgramHeader));
+    auto *other =
+        reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff + i * sizeof(ElfProgramHeader));
     if (other != ph && other->type == kPtLoad) {
       with_patch(&other->vaddr, ph->vaddr, "two segments at the same address");
       break;

@@ -236,8 +236,7 @@ void test_fsrmcwd() {
 // ".." of the root is the root, however often it is repeated.
 void test_fsrootdotdot() {
   struct stat root, st;
-  CHECK(stat("/", &root) == 0 && root.ino == 1 && root.type == T_DIR,
-        "/ is not directory inode 1");
+  CHECK(stat("/", &root) == 0 && root.ino == 1 && root.type == T_DIR, "/ is not directory inode 1");
   CHECK(stat("/..", &st) == 0 && st.ino == root.ino, "/.. is inode %u, not the root", st.ino);
   CHECK(stat("/../../..", &st) == 0 && st.ino == root.ino, "/../../.. is not the root");
   CHECK(stat("/../README", &st) == 0 && st.type == T_FILE, "/../README does not exist");

@@ -63,10 +63,9 @@ void test_bigdir() {
     CHECK(r == 0, "link number %d failed", i);
   }
   struct stat st;
-  CHECK(stat("ub/base", &st) == 0 && st.nlink == kLinks + 1, "nlink is %d, expected %d",
-        st.nlink, kLinks + 1);
-  CHECK(stat("ub", &st) == 0 && st.size >= (kLinks + 3) * 16UL, "directory size %lu",
-        st.size);
+  CHECK(stat("ub/base", &st) == 0 && st.nlink == kLinks + 1, "nlink is %d, expected %d", st.nlink,
+        kLinks + 1);
+  CHECK(stat("ub", &st) == 0 && st.size >= (kLinks + 3) * 16UL, "directory size %lu", st.size);
   long size = static_cast<long>(st.size);
   for (int i = kLinks - 1; i >= 0; i -= 37) {
     CHECK(stat(numbered(name, "ub/l", i), &st) == 0, "%s is missing", name);
@@ -120,8 +119,7 @@ void test_noinodes() {
   int second = fill_inodes("ui/", name);
   for (int i = 0; i < second; i++) must_unlink(numbered(name, "ui/", i));
   must_unlink("ui");
-  CHECK(second == first, "the inode table held %d files, then %d: inodes leaked", first,
-        second);
+  CHECK(second == first, "the inode table held %d files, then %d: inodes leaked", first, second);
 }
 
 // Write files until the disk is full. Returns the number of whole blocks written.
@@ -227,49 +225,81 @@ void test_nofds() {
   close(p[1]);
 }
 
-// The kernel's table of in-memory inodes: open many distinct files from several processes
-// at once. Some opens must fail (-1) when the table is full, none may crash, and all the
-// files open again once the holders are gone.
-void test_ninode() {
-  constexpr int kChildren = 6;
-  constexpr int kPerChild = 12;
-  constexpr int kFiles = kChildren * kPerChild;  // more than the kernel's table (NINODE)
-  CHECK(mkdir("uq") == 0, "mkdir uq failed");
-  char name[32];
-  for (int i = 0; i < kFiles; i++) make_file(numbered(name, "uq/", i), "i", 1);
+// The kernel's table of in-memory inodes (NINODE) is smaller than the number of files:
+// processes holding many distinct files open must fill it, after which opens fail with -1
+// (and nothing crashes). Its capacity is measured twice, with a battery of failing calls
+// in between; a failing call that forgot to release an inode would shrink it.
+constexpr int kInodeHolders = 6;
+constexpr int kPerHolder = 12;
+constexpr int kInodeFiles = kInodeHolders * kPerHolder;  // more than NINODE
+
+// How many of the files the holders manage to have open at the same time.
+int inode_capacity() {
   int counts[2], gate[2];
   CHECK(pipe(counts) == 0 && pipe(gate) == 0, "pipe failed");
-  for (int c = 0; c < kChildren; c++) {
+  for (int c = 0; c < kInodeHolders; c++) {
     spawn([&, c] {
       close(counts[0]);
       close(gate[1]);
       int n = 0;
       char mine[32];
-      for (int i = 0; i < kPerChild; i++) {
-        if (open(numbered(mine, "uq/", c * kPerChild + i), O_RDONLY) >= 0) n++;
+      for (int i = 0; i < kPerHolder; i++) {
+        if (open(numbered(mine, "uq/", c * kPerHolder + i), O_RDONLY) >= 0) n++;
       }
       write(counts[1], &n, sizeof(n));
       char x;
-      read(gate[0], &x, 1);
+      read(gate[0], &x, 1);  // hold them until everyone has counted
     });
   }
   close(counts[1]);
   close(gate[0]);
   int total = 0;
-  for (int c = 0; c < kChildren; c++) {
+  for (int c = 0; c < kInodeHolders; c++) {
     int n = 0;
     read_exact(counts[0], &n, sizeof(n), "count");
     total += n;
   }
-  // While the children hold their files, a lookup needs a free slot too.
+  // With the table full a lookup fails too, but cleanly.
   struct stat st;
   int probe = stat("/README", &st);
+  CHECK(probe == 0 || probe == -1, "stat with a full inode table returned %d", probe);
   close(gate[1]);
   close(counts[0]);
-  CHECK(reap_all() == kChildren, "lost a child");
-  CHECK(total < kFiles, "%d distinct files open at once: the inode table never filled", total);
-  CHECK(probe == 0 || probe == -1, "stat with a full inode table returned %d", probe);
-  for (int i = 0; i < kFiles; i++) {
+  CHECK(reap_all() == kInodeHolders, "lost a holder");
+  return total;
+}
+
+// Calls that fail after having looked up one or two inodes.
+void failing_lookups() {
+  char *argv[] = {const_cast<char *>("x"), nullptr};
+  for (int i = 0; i < 10; i++) {
+    CHECK(link("uq/0", "uq/1") == -1, "link onto an existing name succeeded");
+    CHECK(link("uq", "uq/dirlink") == -1, "link of a directory succeeded");
+    CHECK(link("uq/missing", "uq/x") == -1, "link of a missing file succeeded");
+    CHECK(unlink("uq") == -1, "unlink of a non-empty directory succeeded");
+    CHECK(unlink("uq/missing") == -1, "unlink of a missing file succeeded");
+    CHECK(open("uq", O_RDWR) == -1, "open of a directory for writing succeeded");
+    CHECK(chdir("uq/0") == -1, "chdir to a file succeeded");
+    CHECK(mkdir("uq/0/x") == -1, "mkdir under a file succeeded");
+    CHECK(mkdir("uq/1") == -1, "mkdir over a file succeeded");
+    CHECK(mknod("uq/2", 1, 0) == -1, "mknod over a file succeeded");
+    CHECK(open("uq/0/x", O_CREATE | O_RDWR) == -1, "create under a file succeeded");
+    int pid = spawn([&] { exit(exec("uq/0", argv) == -1 ? 0 : 1); });
+    expect_ok(pid, "exec of a non-program");
+  }
+}
+
+void test_ninode() {
+  CHECK(mkdir("uq") == 0, "mkdir uq failed");
+  char name[32];
+  for (int i = 0; i < kInodeFiles; i++) make_file(numbered(name, "uq/", i), "i", 1);
+  int first = inode_capacity();
+  CHECK(first < kInodeFiles, "%d distinct files open at once: the inode table never filled", first);
+  failing_lookups();
+  int second = inode_capacity();
+  CHECK(second == first, "the inode table held %d files, then %d: references leaked", first,
+        second);
+  for (int i = 0; i < kInodeFiles; i++) {
     int fd = open(numbered(name, "uq/", i), O_RDONLY);
     CHECK(fd >= 0, "%s does not open after the table emptied", name);
     close(fd);
@@ -346,9 +376,7 @@ void test_fsconcurrent() {
           case 2:
             unlink(name);  // may fail: already gone, or a non-empty directory
             break;
-          case 3:
-            link(name, numbered(other, "uc/n", static_cast<int>(rng.below(kNames))));
-            break;
+          case 3: link(name, numbered(other, "uc/n", static_cast<int>(rng.below(kNames)))); break;
           default:
             if (rng.below(4) == 0) {
               mkdir(name);
@@ -378,8 +406,8 @@ void test_fsconcurrent() {
     memcpy(path + 3, e.name, 14);
     path[17] = '\0';
     struct stat st;
-    CHECK(stat(path, &st) == 0 && st.ino == e.inum, "entry %s does not lead to inode %d",
-          path, e.inum);
+    CHECK(stat(path, &st) == 0 && st.ino == e.inum, "entry %s does not lead to inode %d", path,
+          e.inum);
   }
   close(fd);
   for (int i = 0; i < kNames; i++) unlink(numbered(path, "uc/n", i));

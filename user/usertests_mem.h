@@ -184,8 +184,7 @@ void test_sbrkcycle() {
   });
   expect_ok(pid, "sbrk cycler");
   long after = free_pages();
-  CHECK(after == before, "free pages: %ld before, %ld after 40 grow-shrink rounds", before,
-        after);
+  CHECK(after == before, "free pages: %ld before, %ld after 40 grow-shrink rounds", before, after);
 }
 
 // The guard page under the stack: loads, stores and a runaway recursion all kill.

@@ -118,8 +118,7 @@ void test_pipebroken() {
 void test_pipeends() {
   int fds[2];
   CHECK(pipe(fds) == 0, "pipe failed");
-  CHECK(fds[0] >= 0 && fds[1] >= 0 && fds[0] != fds[1], "pipe gave fds %d and %d", fds[0],
-        fds[1]);
+  CHECK(fds[0] >= 0 && fds[1] >= 0 && fds[0] != fds[1], "pipe gave fds %d and %d", fds[0], fds[1]);
   // A pipe is one-way.
   CHECK(write(fds[0], "x", 1) == -1, "write to the read end did not fail");
   char c;

@@ -214,6 +214,52 @@ void test_killpipe() {
   close(other[1]);
 }
 
+// Kills that land at every stage of a process's life: while it is being forked, while it
+// execs, while it makes pipes and files and grows its heap. Each victim must end, with
+// status -1 or its own, and nothing may be left behind (the runner checks the pages).
+void test_killstorm() {
+  constexpr int kVictims = 60;
+  char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"),
+                  const_cast<char *>("xyz"), nullptr};
+  for (int i = 0; i < kVictims; i++) {
+    int pid = spawn([&, i] {
+      switch (i % 4) {
+        case 0: exec("/usertests", argv); exit(kSurvivedStatus);
+        case 1:
+          for (;;) {
+            int fds[2];
+            if (pipe(fds) == 0) {
+              write(fds[1], "abc", 3);
+              close(fds[0]);
+              close(fds[1]);
+            }
+          }
+        case 2:
+          for (;;) {
+            int child = fork();
+            if (child == 0) exit(0);
+            if (child > 0) wait(nullptr);
+          }
+        default:
+          for (;;) {
+            char *p = sbrk(64 * kPage);
+            if (!sbrk_failed(p)) {
+              p[0] = 1;
+              sbrk(-static_cast<int>(64 * kPage));
+            }
+          }
+      }
+    });
+    // Kill at once, or after letting it run for a moment.
+    if (i % 3 != 0) sleep(i % 3 - 1);
+    kill(pid);
+    int status = reap(pid);
+    int probe = 3 + 100 * 3;  // what the exec'd probe exits with
+    CHECK(status == -1 || (i % 4 == 0 && status == probe),
+          "victim %d (kind %d) ended with status %d", i, i % 4, status);
+  }
+}
+
 // A process may kill itself; it dies on its way back to user space.
 void test_killself() {
   int pid = spawn([] {
