@@ -146,21 +146,30 @@ int exec(const char *path, char **argv) {
     if (*s == '/') last = s + 1;
   safestrcpy(p->name, last, sizeof(p->name));
 
+  // The timer's sampler reads the page table, the registers, text_end and the image
+  // index of the process it interrupts: switch them all with interrupts off, so that no
+  // sample sees half of the old program and half of the new. Until prof::on_exec()
+  // registers the new executable, samples carry no image (their user frames print as
+  // unknown rather than under the wrong program's names).
   pagetable_t oldpt = p->pagetable;
   u64 oldsz = p->sz;
-  p->pagetable = pt;
-  p->sz = sz;
-  // Start with every user register zero, so s0 = ra = 0 ends frame-pointer walks cleanly.
-  Trapframe *tf = p->trapframe;
-  memset(&tf->ra, 0, sizeof(Trapframe) - __builtin_offsetof(Trapframe, ra));
-  tf->epc = eh.entry;
-  tf->sp = sp;
-  tf->a0 = static_cast<u64>(argc);
-  tf->a1 = sp;
-  proc_freepagetable(oldpt, oldsz);
   Inode *oldexe = p->exe;
-  p->exe = exe;
-  p->text_end = text_end;
+  {
+    InterruptGuard g;
+    p->pagetable = pt;
+    p->sz = sz;
+    p->exe = exe;
+    p->text_end = text_end;
+    p->prof_image = prof::NO_IMAGE;
+    // Start with every user register zero, so s0 = ra = 0 ends frame-pointer walks cleanly.
+    Trapframe *tf = p->trapframe;
+    memset(&tf->ra, 0, sizeof(Trapframe) - __builtin_offsetof(Trapframe, ra));
+    tf->epc = eh.entry;
+    tf->sp = sp;
+    tf->a0 = static_cast<u64>(argc);
+    tf->a1 = sp;
+  }
+  proc_freepagetable(oldpt, oldsz);
   if (oldexe) {
     begin_op();
     iput(oldexe);
