@@ -148,7 +148,7 @@ def compare(previous: dict, figures: list[Figure]) -> list[str]:
         old = before.get(f.key)
         if not f.exact or not f.values or old is None or not old.get("values"):
             continue
-        if old["values"] == f.values:
+        if sorted(set(old["values"])) == sorted(set(f.values)):  # the number of runs may differ
             same += 1
             continue
         lines.append(f"  {f.name}: {_summary(old['values'], f.digits)} before, "

@@ -58,7 +58,7 @@ class Sizes:
 
 FULL = Sizes(null_calls=10_000, fork_rounds=200, exec_rounds=100, pingpong_rounds=1000,
              pipe_bytes=1 << 20, file_bytes=16 << 10, fread_rounds=50, fwrite_bytes=64 << 10,
-             work_units=5000, ksys_rounds=1000, render_samples=10_000)
+             work_units=2500, ksys_rounds=500, render_samples=10_000)
 SMOKE = Sizes(null_calls=1000, fork_rounds=20, exec_rounds=10, pingpong_rounds=100,
               pipe_bytes=128 << 10, file_bytes=16 << 10, fread_rounds=5, fwrite_bytes=16 << 10,
               work_units=400, ksys_rounds=100, render_samples=1000)
@@ -84,7 +84,7 @@ class Unavailable(Exception):
 
 # What bsys says when the kernel refuses the profiler's system call or files.
 REFUSED = re.compile(r"(?m)^bsys: (cannot profile myself|the kernel refused the sampling rate|"
-                     r"cannot clear the profile|cannot open /proc/prof\w*)\s*$")
+                     r"cannot clear the profile|cannot (?:open|read) /proc/prof\w*)\s*$")
 
 
 class Session:

@@ -83,6 +83,7 @@ class Bench:
         self.sizes = icount.SMOKE if self.smoke else icount.FULL
         self.wall = wallclock.SMOKE if self.smoke else wallclock.FULL
         self.figures: list[F.Figure] = []
+        self.seconds: dict[str, float] = {}  # host time each group took
 
     def runs_of(self, full_default: int) -> int:
         return self.runs if self.runs is not None else full_default
@@ -179,12 +180,16 @@ class Bench:
             ("grader", self.run_grader)]
         for name, step in steps:
             before = len(self.figures)
+            start = time.monotonic()
             try:
                 step()
             except (MachineError, OSError, subprocess.SubprocessError) as e:
                 first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
                 problems.append(f"{name}: {e}")
                 mark_missing(self.figures[before:], f"failed: {first}")
+            if len(self.figures) > before:
+                self.seconds[name] = round(time.monotonic() - start, 1)
+                log(f"{name}: {self.seconds[name]:.0f} s")
         return problems
 
 
@@ -275,6 +280,7 @@ def main(argv: list[str]) -> int:
     start = time.monotonic()
     problems = bench.run_all()
     info = meta(command_line(argv), bench.smoke, time.monotonic() - start)
+    info["group_seconds"] = bench.seconds
 
     name = "results-smoke.json" if bench.smoke else "results.json"
     out = OUT_DIR / name

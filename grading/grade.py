@@ -234,8 +234,9 @@ def run_tests(settings: Settings, tests: list[GradedTest], run_id: str,
     events.touch()
     jobs = min(settings.jobs, len(tests))
     parallel = ["-n", str(jobs), "--dist", "load"] if jobs > 1 else ["-p", "no:xdist"]
+    order = long_tests_first(tests, load_durations(settings), jobs)
     argv = pytest_argv(settings, f"--grade-events={events}", *parallel,
-                       *[f"{settings.tests}/{t.nodeid}" for t in tests])
+                       *[f"{settings.tests}/{t.nodeid}" for t in order])
     by_id = {t.nodeid: t for t in tests}
     deadline = time.monotonic() + settings.time_limit if settings.time_limit else None
     with open(settings.out / "pytest.log", "wb") as log, open(events, "rb") as feed:
@@ -265,6 +266,41 @@ def run_tests(settings: Settings, tests: list[GradedTest], run_id: str,
                     time.sleep(0.1)
         finally:
             grade_procs.stop_group(child, grace=0 if child.poll() is not None else 5)
+
+
+def durations_file(settings: Settings) -> Path:
+    return settings.out / "durations.json"
+
+
+def load_durations(settings: Settings) -> dict[str, float]:
+    try:
+        return {k: float(v) for k, v in json.loads(durations_file(settings).read_text()).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def save_durations(settings: Settings, results: list[Result]) -> None:
+    known = load_durations(settings)
+    known.update({r.test.nodeid: round(r.duration, 2) for r in results if r.status != "not run"})
+    durations_file(settings).write_text(json.dumps(known, indent=0, sort_keys=True))
+
+
+def long_tests_first(tests: list[GradedTest], durations: dict[str, float],
+                     jobs: int) -> list[GradedTest]:
+    """The order to hand the tests to the workers.
+
+    xdist gives out tests in the order it gets them, so a test that takes a third of the
+    run, given out last, makes the whole run wait for it while the other workers sit idle.
+    Tests that took longer than an even share of a worker's time last time go first,
+    longest first; the others keep their order, so the tests of one file stay together
+    and share their file's machine.
+    """
+    if jobs <= 1 or not durations:
+        return tests
+    share = sum(durations.get(t.nodeid, 0.0) for t in tests) / jobs
+    long = [t for t in tests if durations.get(t.nodeid, 0.0) > share / 4]
+    long.sort(key=lambda t: -durations[t.nodeid])
+    return long + [t for t in tests if t not in long]
 
 
 # --- Reporting -----------------------------------------------------------------------------
@@ -428,6 +464,7 @@ def grade_once(settings: Settings, tests: list[GradedTest], run_id: str,
     print_failures(out, results)
     elapsed = time.monotonic() - start
     gradescope, junit = write_results(settings, results, elapsed=elapsed, output=cut_short)
+    save_durations(settings, results)
     out.line()
     if any(not r.passed for r in results):
         out.line(f"Console logs of failed tests: {shown(logs)}/")

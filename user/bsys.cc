@@ -316,29 +316,11 @@ void bench_fread(int bytes, int rounds) {
 
 // --- The profiler -----------------------------------------------------------------------------
 
-// The value of the line `key: N` of /proc/profstat, or -1.
+// The number on the line `key: N` of /proc/profstat.
 long profstat(const char *key) {
-  int fd = open("/proc/profstat", O_RDONLY);
-  if (fd < 0) fail("cannot open /proc/profstat");
-  static char text[512];
-  int len = 0, n;
-  while (len < static_cast<int>(sizeof(text)) - 1 &&
-         (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0)
-    len += n;
-  close(fd);
-  text[len] = '\0';
-  int keylen = strlen(key);
-  for (const char *line = text; *line != '\0';) {
-    if (strncmp(line, key, keylen) == 0 && line[keylen] == ':') {
-      const char *v = line + keylen + 1;
-      while (*v == ' ') v++;
-      return atoi(v);
-    }
-    const char *end = strchr(line, '\n');
-    if (end == nullptr) break;
-    line = end + 1;
-  }
-  return -1;
+  char value[24];
+  if (!profstat_value(key, value, sizeof(value))) fail("cannot read /proc/profstat");
+  return atoi(value);
 }
 
 void set_rate(int hz) {
@@ -602,8 +584,8 @@ void bench_fill(int want) {
 // (meaningful without it). Megabytes of JSON would take minutes to cross the console, which is
 // why the timing is done here.
 void bench_readtime(const char *path, int passes) {
-  settle();
   for (int pass = 1; pass <= passes; pass++) {
+    settle();  // again for each pass: the first may have waited for the disk
     unsigned long t0;
     asm volatile("rdtime %0" : "=r"(t0));
     Stopwatch w;

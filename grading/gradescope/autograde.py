@@ -143,9 +143,8 @@ def submission_root(submission: Path, work: Path) -> Path:
 def overlay(submission: Path, tree: Path, protected: list[str]) -> list[str]:
     """Copy the submission's files over the tree, except protected and ignored paths."""
     refused: list[str] = []
-    if not submission.is_dir():
-        return ["The submission is empty: the starter tree was graded."]
-    for path in sorted(submission.rglob("*")):
+    copied = 0
+    for path in sorted(submission.rglob("*")) if submission.is_dir() else []:
         rel = path.relative_to(submission).as_posix()
         if path.is_dir() or _ignored(rel):
             continue
@@ -158,11 +157,13 @@ def overlay(submission: Path, tree: Path, protected: list[str]) -> list[str]:
         if target.is_symlink() or target.is_file():
             target.unlink()
         shutil.copy2(path, target, follow_symlinks=False)
-    if not refused:
-        return []
-    listed = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
-    return [f"These files of the submission were not used (the grader's own copies always "
-            f"are): {listed}"]
+        copied += 1
+    notes = [] if copied else ["The submission has no files to use: the starter was graded."]
+    if refused:
+        listed = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
+        notes.append(f"These files of the submission were not used (the grader's own copies "
+                     f"always are): {listed}")
+    return notes
 
 
 def _under(rel: str, paths: Iterable[str]) -> bool:
