@@ -68,6 +68,18 @@ def mark_missing(figs, reason: str) -> None:
             f.missing = reason
 
 
+def profiler_step(step, g: "icount.Session", sizes: "icount.Sizes",
+                  figs: dict[str, F.Figure]) -> bool:
+    """Run a profiler benchmark; False if the kernel refused the profiler (a lab's starter
+    tree), in which case its figures are n/a and the profiler is not tried again."""
+    try:
+        step(g, sizes, figs)
+        return True
+    except icount.Unavailable as e:
+        mark_missing(figs.values(), f"the profiler is not available ({e})")
+        return False
+
+
 def log(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr, flush=True)
 
@@ -109,14 +121,12 @@ class Bench:
             with Machine(1, name="bench-icount", extra_args=ICOUNT_ARGS) as m:
                 m.boot(timeout=120)
                 g = icount.Session(m)
+                if want_prof:  # rendering first: it depends on the time since boot
+                    want_prof = profiler_step(icount.run_render, g, self.sizes, prof_figs)
                 if want_sys:
                     icount.run_syscalls(g, self.sizes, sys_figs)
                 if want_prof:
-                    try:
-                        icount.run_profiler(g, self.sizes, prof_figs)
-                    except icount.Unavailable as e:
-                        mark_missing(prof_figs.values(), f"the profiler is not available ({e})")
-                        want_prof = False
+                    want_prof = profiler_step(icount.run_profiler, g, self.sizes, prof_figs)
 
     def run_boot(self) -> None:
         if not self.wanted("boot"):
@@ -201,18 +211,25 @@ def command_line(argv: list[str]) -> str:
     return made_by or "bench/run.py " + shlex.join(argv)
 
 
+def digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    except OSError:
+        return ""
+
+
+def inputs() -> dict[str, str]:
+    """What the exact figures depend on: the kernel and the disk image with its programs."""
+    return {"kernel_sha256": digest(REPO / "build" / "kernel.elf"),
+            "fs_img_sha256": digest(REPO / "fs.img")}
+
+
 def meta(command: str, smoke: bool, seconds: float) -> dict:
     def out(*cmd: str) -> str:
         try:
             return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True,
                                   timeout=30).stdout.strip()
         except (OSError, subprocess.SubprocessError):
-            return ""
-
-    def digest(path: Path) -> str:
-        try:
-            return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-        except OSError:
             return ""
 
     dirty = out("git", "status", "--porcelain", "--untracked-files=no")
@@ -224,9 +241,6 @@ def meta(command: str, smoke: bool, seconds: float) -> dict:
         "commit": out("git", "rev-parse", "--short", "HEAD") + (" (modified)" if dirty else ""),
         "qemu": qemu[0] if qemu else "",
         "host": f"{platform.node()}, {os.cpu_count()} cpus",
-        # What the exact figures depend on: the kernel and the disk image with its programs.
-        "kernel_sha256": digest(REPO / "build" / "kernel.elf"),
-        "fs_img_sha256": digest(REPO / "fs.img"),
         "seconds": round(seconds, 1),
     }
 
@@ -278,9 +292,14 @@ def main(argv: list[str]) -> int:
             return 2
     bench = Bench(args)
     start = time.monotonic()
+    used = inputs()
     problems = bench.run_all()
     info = meta(command_line(argv), bench.smoke, time.monotonic() - start)
     info["group_seconds"] = bench.seconds
+    info.update(used)
+    # Another build during the run (the tree is shared) would mix two kernels in one table.
+    names = {"kernel_sha256": "build/kernel.elf", "fs_img_sha256": "fs.img"}
+    info["rebuilt_during_run"] = [names[k] for k, v in inputs().items() if used[k] != v]
 
     name = "results-smoke.json" if bench.smoke else "results.json"
     out = OUT_DIR / name
@@ -315,6 +334,9 @@ def main(argv: list[str]) -> int:
         else:
             print(f"{args.readme} has no `{README_BEGIN}` ... `{README_END}` lines",
                   file=sys.stderr)
+    if info["rebuilt_during_run"]:
+        print(f"bench: warning: {' and '.join(info['rebuilt_during_run'])} rebuilt while the "
+              "bench ran: the figures may mix two builds", file=sys.stderr)
     for p in problems:
         print(f"bench: a benchmark could not run: {p}", file=sys.stderr)
     # A benchmark that could not run is reported, and in the smoke pass it fails `make test`:
