@@ -11,8 +11,9 @@
 //                               samples a second (HZ 0: not profiled)
 //   bsys ksys ROUNDS HZ      ROUNDS pipe round trips within one process (time spent in the
 //                            kernel, so samples carry kernel frames), profiled at HZ (or 0)
-//   bsys fill N              profile this process at the highest rate until the profile
-//                            holds N samples (or is full), and keep them there
+//   bsys fill N [SECONDS]    profile this process at the highest rate until the profile
+//                            holds N samples (or is full), and keep them there; start no
+//                            earlier than SECONDS after boot (see bench_fill)
 //   bsys readtime FILE PASSES   read FILE (meant for /proc/profile) to its end PASSES times
 //   bsys nop                 do nothing (the program `bsys exec` runs)
 //
@@ -550,13 +551,25 @@ void bench_ksys(int rounds, int hz) {
 // Fill the profile with `want` samples (or as many as it holds) of a mix of user work, eight
 // frames deep, and system calls, at the highest rate, and leave them there for a reader to time.
 // Prints how long that took in `time` ticks (100 ns), which also means something without -icount.
-void bench_fill(int want) {
+//
+// Each sample carries its time in microseconds since boot, and writing a number costs a little
+// more for each digit it has. How long the machine has been up depends on the host (an idle
+// hart skips ahead to its next timer deadline, and the machine idles whenever it waits for the
+// host to type), so with `after` > 0 the fill first waits until `after` seconds since boot:
+// the bench asks for 100 s, early in a fresh boot, so that every timestamp has nine digits.
+// Under -icount that wait passes in a second or two of host time.
+void bench_fill(int want, int after) {
   Pipe p;
   prepare_profile(PROF_MAX_HZ);
   long capacity = profstat("capacity");
   if (want > capacity) want = static_cast<int>(capacity);
-  settle();
+  constexpr unsigned long kTicksPerSecond = 10'000'000;
+  constexpr unsigned long kTicksPerSleep = kTicksPerSecond / 10;  // sleep() counts 100 ms
   unsigned long start;
+  asm volatile("rdtime %0" : "=r"(start));
+  unsigned long wanted = static_cast<unsigned long>(after) * kTicksPerSecond;
+  if (start < wanted) sleep(static_cast<int>((wanted - start) / kTicksPerSleep) + 1);
+  settle();
   asm volatile("rdtime %0" : "=r"(start));
   {
     ProfiledSection section(PROF_MAX_HZ);
@@ -572,8 +585,8 @@ void bench_fill(int want) {
   unsigned long end;
   asm volatile("rdtime %0" : "=r"(end));
   set_rate(PROF_DEFAULT_HZ);
-  printf("bsys: fill samples %ld capacity %ld ticks %lu\n", profstat("recorded"), capacity,
-         end - start);
+  printf("bsys: fill samples %ld capacity %ld ticks %lu start %lu\n", profstat("recorded"),
+         capacity, end - start, start);
 }
 
 // Time reading `path` to its end in 4 KiB reads, `passes` times over. It is meant for
@@ -635,8 +648,8 @@ int main(int argc, char **argv) {
     int hz = atoi(argv[3]);
     if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
     bench_ksys(parse(argv[2], "ROUNDS"), hz);
-  } else if (argc == 3 && strcmp(cmd, "fill") == 0) {
-    bench_fill(parse(argv[2], "N"));
+  } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
+    bench_fill(parse(argv[2], "N"), argc == 4 ? parse(argv[3], "SECONDS") : 0);
   } else if (argc == 4 && strcmp(cmd, "readtime") == 0) {
     bench_readtime(argv[2], parse(argv[3], "PASSES"));
   } else {
@@ -646,7 +659,7 @@ int main(int argc, char **argv) {
             "       bsys fread BYTES N\n"
             "       bsys prof FRAMES UNITS HZ\n"
             "       bsys ksys ROUNDS HZ\n"
-            "       bsys fill N\n"
+            "       bsys fill N [SECONDS]\n"
             "       bsys readtime FILE PASSES\n"
             "       bsys nop\n");
     return 1;
