@@ -170,6 +170,7 @@ test: deps-check all
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)
 	$(PYTHON) -m pytest -q grading $(PYTEST_ARGS)
+	$(MAKE) bench-smoke
 
 test-tools:
 	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)

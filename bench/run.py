@@ -272,7 +272,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--only", type=lambda s: [g.strip() for g in s.split(",") if g.strip()],
                    default=list(GROUPS), help="comma-separated groups: " + ",".join(GROUPS))
     p.add_argument("--no-build", action="store_true", help="do not run `make all` first")
-    p.add_argument("--readme", type=Path, help="put the table into this file (see above)")
+    p.add_argument("--readme", type=Path, help="put the table into this file, between its "
+                   f"lines {README_BEGIN} and {README_END}")
     args = p.parse_args(argv)
     unknown = [g for g in args.only if g not in GROUPS]
     if unknown:
