@@ -8,6 +8,8 @@
 #
 # Objects go under build/; mkfs/mkfs and fs.img are at the top, as in xv6.
 
+.DEFAULT_GOAL := all
+
 CPUS ?= 3
 BUILD := build
 K := kern

@@ -84,3 +84,25 @@ def test_grind(boot) -> None:
     assert "grindtmp" not in listing, "grind left its scratch directory behind"
     check_still_works(m)
 
+
+
+def test_usertests_profiled(boot) -> None:
+    """usertests -q with every process sampled at 4000 Hz on three harts.
+
+    The sampler then walks the stacks of processes that fork, exec, grow and shrink their
+    memory, fault and are killed, at every point of those calls; its per-process translation
+    cache and the images kept for exited programs are exercised throughout. Nothing may
+    break, the suite's page count must balance, and the profile must still render.
+    """
+    m = boot(3)
+    assert m.run("profile rate 4000") == ""
+    assert m.run("profile all on") == ""
+    run_usertests(m, "-q", timeout=600)
+    assert m.run("profile all off") == ""
+    stat = dict(line.split(": ", 1) for line in m.run("cat /proc/profstat").splitlines()
+                if ": " in line)
+    assert int(stat["recorded"]) > 1000, f"too few samples: {stat}"
+    # Rendering every sample symbolizes them against programs that have long exited.
+    count = m.run("wc /proc/profile", timeout=300, failures=FAILURES).split()
+    assert len(count) >= 3 and int(count[2]) > 1000, f"wc /proc/profile printed {count}"
+    check_still_works(m)

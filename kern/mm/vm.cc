@@ -108,8 +108,12 @@ void uvmunmap(pagetable_t pt, u64 va, u64 npages, bool do_free) {
     pte_t *pte = walk(pt, a, false);
     if (pte == nullptr || (*pte & PTE_V) == 0) continue;
     if (pte_flags(*pte) == PTE_V) panic("uvmunmap: not a leaf");
-    if (do_free) kfree(reinterpret_cast<void *>(pte_to_pa(*pte)));
+    // Unmap before freeing: the profiler's sampler may read this page table from a timer
+    // trap taken between the two, and must never reach a page that is already free.
+    u64 pa = pte_to_pa(*pte);
     *pte = 0;
+    asm volatile("" ::: "memory");
+    if (do_free) kfree(reinterpret_cast<void *>(pa));
   }
 }
 

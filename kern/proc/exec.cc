@@ -161,6 +161,7 @@ int exec(const char *path, char **argv) {
     p->exe = exe;
     p->text_end = text_end;
     p->prof_image = prof::NO_IMAGE;
+    p->prof_forget_walk();
     // Start with every user register zero, so s0 = ra = 0 ends frame-pointer walks cleanly.
     Trapframe *tf = p->trapframe;
     memset(&tf->ra, 0, sizeof(Trapframe) - __builtin_offsetof(Trapframe, ra));

@@ -117,6 +117,16 @@ struct Proc {
   // without one by the timer trap on the hart running the process.
   volatile int profiled = 0;       // 1 while sampled (an int: harts swap it atomically)
   int prof_image = -1;             // index of exe in the profiler's image table, or -1
+  // The sampler's translation cache: the user page its last walk read, and the address of
+  // the page-table entry that maps it (the entry is read afresh each time, so unmapping
+  // needs no notice). Page-table pages live as long as the page table, so only replacing
+  // the page table (exec, freeproc) resets it, with prof_forget_walk().
+  u64 prof_walk_page = ~0ull;
+  pte_t *prof_walk_pte = nullptr;
+  void prof_forget_walk() {
+    prof_walk_page = ~0ull;
+    prof_walk_pte = nullptr;
+  }
 };
 
 extern Proc procs[NPROC];

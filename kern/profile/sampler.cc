@@ -50,23 +50,23 @@ constinit volatile u32 hz = PROF_DEFAULT_HZ;
 
 constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 1); }
 
-// Reads user memory through a page table: a word is readable only if its page is mapped
-// valid, readable and user-accessible. The translation is done here, inline, and the last
-// page is remembered, since a walk usually stays on one stack page: then a read is a compare
-// and two loads.
+// Reads a process's user memory through its page table: a word is readable only if its
+// page is mapped valid, readable and user-accessible. The translation is done here, inline,
+// and remembered twice over: within a walk, the last page (a walk usually stays on one stack
+// page, and then a read is a compare and two loads); across samples, in the process, the
+// address of the page-table entry of that page (Proc::prof_walk_pte), so that the next
+// sample's first read costs one load of that entry instead of a three-level walk.
 class UserReader {
  public:
-  explicit UserReader(pagetable_t pt) : m_pt(pt) {}
+  explicit UserReader(Proc *p) : m_proc(p) {}
 
   // The words at va and va + 8; va is 8-byte aligned (the walker checks fp first).
   bool read_pair(u64 va, u64 *lo, u64 *hi) {
-    u64 off = va - m_page;
-    if (off > riscv::PGSIZE - 16) {  // not both words in the remembered page
+    if (va - m_page > riscv::PGSIZE - 16) {  // not both words in the remembered page
       if ((va & (riscv::PGSIZE - 1)) > riscv::PGSIZE - 16) return false;  // straddles: give up
       if (!translate(va)) return false;
-      off = va - m_page;
     }
-    const u64 *p = reinterpret_cast<const u64 *>(m_pa + off);
+    const u64 *p = reinterpret_cast<const u64 *>(va + m_delta);
     *lo = p[0];
     *hi = p[1];
     return true;
@@ -74,28 +74,38 @@ class UserReader {
 
  private:
   // Remember the page holding va if the user may read it.
-  bool translate(u64 va) {
-    if (va >= riscv::MAXVA) return false;
-    pagetable_t pt = m_pt;
-    pte_t pte = 0;
-    for (int level = 2; level >= 0; level--) {
-      pte = pt[riscv::px(level, va)];
-      if ((pte & riscv::PTE_V) == 0) return false;
-      if (level > 0) {
-        if (pte & (riscv::PTE_R | riscv::PTE_W | riscv::PTE_X)) return false;  // no superpages
-        pt = reinterpret_cast<pagetable_t>(riscv::pte_to_pa(pte));
-      }
+  [[gnu::always_inline]] bool translate(u64 va) {
+    u64 page = riscv::pg_round_down(va);
+    pte_t *leaf = m_proc->prof_walk_pte;
+    if (page != m_proc->prof_walk_page) {
+      leaf = find_leaf(m_proc->pagetable, va);
+      if (leaf == nullptr) return false;
+      m_proc->prof_walk_page = page;
+      m_proc->prof_walk_pte = leaf;
     }
+    pte_t pte = *leaf;
     constexpr u64 need = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
     if ((pte & need) != need) return false;
-    m_page = riscv::pg_round_down(va);
-    m_pa = riscv::pte_to_pa(pte);
+    m_page = page;
+    m_delta = riscv::pte_to_pa(pte) - page;
     return true;
   }
 
-  pagetable_t m_pt;
-  u64 m_page = ~0ull - riscv::PGSIZE;  // no page remembered (off is then always too big)
-  u64 m_pa = 0;
+  // The level-0 entry for va, or nullptr if a level above is missing (or a superpage).
+  static pte_t *find_leaf(pagetable_t pt, u64 va) {
+    if (va >= riscv::MAXVA) return nullptr;
+    for (int level = 2; level > 0; level--) {
+      pte_t pte = pt[riscv::px(level, va)];
+      if ((pte & (riscv::PTE_V | riscv::PTE_R | riscv::PTE_W | riscv::PTE_X)) != riscv::PTE_V)
+        return nullptr;
+      pt = reinterpret_cast<pagetable_t>(riscv::pte_to_pa(pte));
+    }
+    return &pt[riscv::px(0, va)];
+  }
+
+  Proc *m_proc;
+  u64 m_page = ~0ull - riscv::PGSIZE;  // no page remembered (va - m_page is then too big)
+  u64 m_delta = 0;                     // physical minus virtual address within that page
 };
 
 // Reads the current kernel stack; the walker's bounds keep it inside [lo, hi].
@@ -122,6 +132,36 @@ __attribute__((noinline)) int walk_kernel(KernelFrame *kf, u64 *out) {
 
 bool active() { return all_mode || nprofiled > 0; }
 
+namespace {
+
+// The user chain, then the commit: the last part of every sample. Inlined into both callers
+// below, so the common case (a trap from user mode) runs as one leaf function that needs no
+// saved registers.
+[[gnu::always_inline]] inline void finish(Sample &s, Proc *p, int n, u64 seq, int hart) {
+  // The user context: live registers from the trapframe (saved on entry to the kernel).
+  const Trapframe *tf = p->trapframe;
+  const u64 text_end = p->text_end;
+  UserReader ur(p);
+  profwalk::Registers uregs{tf->epc, tf->s0, tf->ra};
+  s.user_ra = tf->ra;  // the caller, if the pc turns out to be in a frameless stub
+  n += profwalk::walk(ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME},
+                      [text_end](u64 pc) { return pc < text_end; }, s.frames + n,
+                      MAX_FRAMES - n);
+  s.nframes = static_cast<u8>(n);
+
+  __atomic_store_n(&s.seq, seq, __ATOMIC_RELEASE);
+  __atomic_store_n(&inside[hart], false, __ATOMIC_RELEASE);
+}
+
+// A trap from supervisor mode: the kernel chain first.
+[[gnu::noinline]] void finish_kernel(Sample &s, Proc *p, KernelFrame *kf, u64 seq, int hart) {
+  int n = walk_kernel(kf, s.frames);
+  s.nkernel = static_cast<u8>(n);
+  finish(s, p, n, seq, hart);
+}
+
+}  // namespace
+
 void record(Proc *p, KernelFrame *kf, u64 now) {
   int hart = cpuid();
   inside[hart] = true;
@@ -144,24 +184,14 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   s.image = p->prof_image;
   s.time = now;  // converted to microseconds when rendered
   s.hart = static_cast<u16>(hart);
-  int n = 0;
-  s.mode = kf != nullptr ? Mode::Kernel : Mode::User;
-  if (kf != nullptr) n = walk_kernel(kf, s.frames);
-  s.nkernel = static_cast<u8>(n);
-
-  // The user context: live registers from the trapframe (saved on entry to the kernel).
-  Trapframe *tf = p->trapframe;
-  u64 text_end = p->text_end;
-  UserReader ur(p->pagetable);
-  profwalk::Registers uregs{tf->epc, tf->s0, tf->ra};
-  s.user_ra = tf->ra;  // the caller, if the pc turns out to be in a frameless stub
-  n += profwalk::walk(ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME},
-                      [text_end](u64 pc) { return pc < text_end; }, s.frames + n,
-                      MAX_FRAMES - n);
-  s.nframes = static_cast<u8>(n);
-
-  __atomic_store_n(&s.seq, tag(gen, index), __ATOMIC_RELEASE);
-  __atomic_store_n(&inside[hart], false, __ATOMIC_RELEASE);
+  if (kf != nullptr) {
+    s.mode = Mode::Kernel;
+    finish_kernel(s, p, kf, tag(gen, index), hart);
+  } else {
+    s.mode = Mode::User;
+    s.nkernel = 0;
+    finish(s, p, 0, tag(gen, index), hart);
+  }
 }
 
 void tick(KernelFrame *kf, u64 now) {

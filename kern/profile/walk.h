@@ -62,41 +62,42 @@ inline bool looks_like_fp(uint64_t w, uint64_t fp, const Bounds &b) {
 // Fill out[0..max) with pc, then the return addresses of the callers, innermost first.
 // Returns the number of entries written (0 only if max == 0).
 template <typename Reader, typename IsText>
-int walk(Reader &mem, const Registers &regs, const Bounds &b, IsText &&is_text, uint64_t *out,
+[[gnu::always_inline]] inline int walk(Reader &mem, const Registers &regs, const Bounds &b,
+                                       IsText &&is_text, uint64_t *out,
          int max) {
   if (max <= 0) return 0;
-  int n = 0;
-  out[n++] = regs.pc;
+  uint64_t *o = out;
+  uint64_t *const end = out + max;
+  *o++ = regs.pc;
 
   uint64_t fp = regs.fp;
   bool first = true;
   if (regs.frameless) {
-    if (regs.ra == 0 || !is_text(regs.ra) || n >= max) return n;
-    out[n++] = regs.ra;
+    if (regs.ra == 0 || !is_text(regs.ra) || o == end) return int(o - out);
+    *o++ = regs.ra;
     first = false;  // fp is the caller's: an ordinary record, never a leaf's
   }
-  if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) return n;
+  if ((fp & 7) != 0 || fp < b.lo + 16 || fp > b.hi) return int(o - out);
 
   // The first record, where the leaf rule applies.
   uint64_t w16, w8;  // the words at fp-16 and fp-8
-  if (n >= max || !mem.read_pair(fp - 16, &w16, &w8)) return n;
+  if (o == end || !mem.read_pair(fp - 16, &w16, &w8)) return int(o - out);
   uint64_t ret = w8, next = w16;
   if (first && looks_like_fp(w8, fp, b)) {
     ret = regs.ra;  // a leaf: its return address never left the register
     next = w8;
   }
-  if (ret == 0 || !is_text(ret)) return n;
-  out[n++] = ret;
+  if (ret == 0 || !is_text(ret)) return int(o - out);
+  *o++ = ret;
 
   // Every further record. fp only rises from here, so it stays above b.lo.
-  while (next > fp && n < max) {
+  while (o != end && next > fp && next <= b.hi && (next & 7) == 0) {
     fp = next;
-    if ((fp & 7) != 0 || fp > b.hi || !mem.read_pair(fp - 16, &w16, &w8)) break;
-    if (w8 == 0 || !is_text(w8)) break;
-    out[n++] = w8;
+    if (!mem.read_pair(fp - 16, &w16, &w8) || w8 == 0 || !is_text(w8)) break;
+    *o++ = w8;
     next = w16;
   }
-  return n;
+  return int(o - out);
 }
 
 // Given the 12 bytes of code at [pc - 4, pc + 8), is pc inside a system-call stub
