@@ -144,7 +144,6 @@ int exec(const char *path, char **argv) {
   const char *last = path;
   for (const char *s = path; *s; s++)
     if (*s == '/') last = s + 1;
-  safestrcpy(p->name, last, sizeof(p->name));
 
   // The timer's sampler reads the page table, the registers, text_end and the image
   // index of the process it interrupts: switch them all with interrupts off, so that no
@@ -155,7 +154,8 @@ int exec(const char *path, char **argv) {
   u64 oldsz = p->sz;
   Inode *oldexe = p->exe;
   {
-    InterruptGuard g;
+    SpinGuard g(p->lock);  // interrupts off, and exe/name/prof_image as the profiler reads them
+    safestrcpy(p->name, last, sizeof(p->name));
     p->pagetable = pt;
     p->sz = sz;
     p->exe = exe;

@@ -252,11 +252,16 @@ void exit(int status) {
   iput(p->cwd);
   end_op();
   p->cwd = nullptr;
-  if (p->exe) {
-    begin_op();
-    iput(p->exe);
-    end_op();
+  Inode *exe;
+  {
+    SpinGuard g(p->lock);  // the profiler reads another process's exe under its lock
+    exe = p->exe;
     p->exe = nullptr;
+  }
+  if (exe) {
+    begin_op();
+    iput(exe);
+    end_op();
   }
 
   wait_lock.acquire();

@@ -110,7 +110,7 @@ struct Proc {
   File *ofile[NOFILE] = {};        // Open files
   Inode *cwd = nullptr;            // Current directory
   char name[16] = {};              // Process name (for debugging and profiles)
-  Inode *exe = nullptr;            // The executable it runs (kept for the profiler)
+  Inode *exe = nullptr;            // The executable it runs (for the profiler; written under lock)
   u64 text_end = 0;                // End of its executable segments (for frame walks)
 
   // The profiler (kern/profile). `profiled` is written under the profiler's lock and read

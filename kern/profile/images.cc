@@ -36,18 +36,26 @@ constinit Image images[NIMAGE];
 }  // namespace
 
 void attach_image(Proc *p) {
-  if (p->exe == nullptr) {
-    p->prof_image = NO_IMAGE;
-    return;
+  // p may be another process, in the middle of exec or exit: its exe is read, and its
+  // prof_image written, under its lock, the lock exec and exit change exe under.
+  Inode *extra = nullptr;  // our own reference to the executable; dropped if not needed
+  char name[sizeof(Image::name)];
+  {
+    SpinGuard g(p->lock);
+    if (p->exe == nullptr) {
+      p->prof_image = NO_IMAGE;
+      return;
+    }
+    extra = idup(p->exe);
+    safestrcpy(name, p->name, sizeof(name));
   }
-  Inode *extra = idup(p->exe);  // taken outside the spinlock; dropped if not needed
   int found = NO_IMAGE;
   bool used_extra = false;
   {
     SpinGuard g(images_lock);
     int free_slot = NO_IMAGE;
     for (int i = 0; i < NIMAGE; i++) {
-      if (images[i].ip == p->exe) {
+      if (images[i].ip == extra) {
         found = i;
         break;
       }
@@ -55,12 +63,16 @@ void attach_image(Proc *p) {
     }
     if (found == NO_IMAGE && free_slot != NO_IMAGE) {
       images[free_slot].ip = extra;
-      safestrcpy(images[free_slot].name, p->name, sizeof(images[free_slot].name));
+      safestrcpy(images[free_slot].name, name, sizeof(images[free_slot].name));
       found = free_slot;
       used_extra = true;
     }
   }
-  p->prof_image = found;
+  {
+    // Unless p exec'd meanwhile: then its exec registers the new program itself.
+    SpinGuard g(p->lock);
+    if (p->exe == extra) p->prof_image = found;
+  }
   if (!used_extra) {
     begin_op();
     iput(extra);
