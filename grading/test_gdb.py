@@ -15,13 +15,32 @@ from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine, timeout_scale
+from machine import REPO, Machine, MachineError, timeout_scale
 
 
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def boot_with_gdb_port(attempts: int = 3) -> tuple[Machine, int]:
+    """A booted machine whose gdb stub listens on a free port.
+
+    The port is free when chosen, but another program may take it before QEMU binds it; QEMU
+    then exits at once, saying so, and another port is tried.
+    """
+    for attempt in range(attempts):
+        port = free_port()
+        m = Machine(1, name="gdb", extra_args=["-gdb", f"tcp:127.0.0.1:{port}"])
+        try:
+            m.boot()
+            return m, port
+        except MachineError:
+            m.close()
+            if "in use" not in m.output or attempt == attempts - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def run_gdb(port: int, commands: list[str], timeout: float) -> str:
@@ -41,9 +60,8 @@ def run_gdb(port: int, commands: list[str], timeout: float) -> str:
 
 @pytest.mark.skipif(shutil.which("gdb-multiarch") is None, reason="gdb-multiarch is not installed")
 def test_gdb_commands_show_process_and_chains(tmp_path: Path) -> None:
-    port = free_port()
-    with Machine(1, name="gdb", extra_args=["-gdb", f"tcp:127.0.0.1:{port}"]) as m:
-        m.boot()
+    m, port = boot_with_gdb_port()
+    with m:
         m.run("profile rate 100")
         pid = int(re.search(r"\[(\d+)\]", m.run("spin 30 &")).group(1))
         m.run(f"profile {pid} on")
