@@ -129,7 +129,7 @@ def makefile_qemu_command(cpus: int, root: Path = REPO) -> tuple[str, ...]:
     return tuple(shlex.split(lines[-1]))
 
 
-def _with_image(argv: Sequence[str], image: Path) -> list[str]:
+def _with_image(argv: Sequence[str], image: Path | str) -> list[str]:
     """Point every `-drive file=...` option at `image`."""
     out = list(argv)
     for i, arg in enumerate(out):
@@ -149,7 +149,7 @@ def _with_cpus(argv: Sequence[str], cpus: int) -> list[str]:
     return out
 
 
-def qemu_command(cpus: int, image: Path, extra_args: Sequence[str] = (),
+def qemu_command(cpus: int, image: Path | str, extra_args: Sequence[str] = (),
                  root: Path = REPO) -> list[str]:
     """The full command line for one machine booting from `image`."""
     argv = _with_image(makefile_qemu_command(cpus, root), image)
@@ -217,12 +217,13 @@ class Machine:
 
     def __init__(self, cpus: int = 3, *, name: str = "machine",
                  extra_args: Sequence[str] = (), log_path: Path | None = None,
-                 root: Path = REPO, image: Path | None = None,
+                 root: Path = REPO, image: Path | str | None = None,
                  command: Sequence[str] | None = None) -> None:
         """Describe a machine; start() or boot() runs it.
 
         `image`, if given, is booted in place instead of a private copy of fs.img, and keeps
-        whatever the guest wrote (for tests that inspect the disk afterwards). `command`, if
+        whatever the guest wrote (for tests that inspect the disk afterwards); a string
+        names any disk QEMU can open (such as "nbd:unix:/path"). `command`, if
         given, runs instead of QEMU: it is for testing the harness itself.
         """
         self.cpus = cpus
@@ -259,7 +260,7 @@ class Machine:
             kernel = self.root / "build" / "kernel.elf"
             image = self.image or self.root / "fs.img"
             for needed in (kernel, image):
-                if not needed.exists():
+                if isinstance(needed, Path) and not needed.exists():
                     raise MachineError(f"{needed} does not exist: run `make all`")
             if self.image is None:
                 self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
@@ -390,15 +391,15 @@ class Machine:
                 again = _first_failure(self.output, judged, failures)
                 if again is not None and again[1].start() == match.start():
                     name, match = again
-                raise self._error(f"{name} while waiting for {what}: {match.group(0).strip()!r}")
+                raise self.error(f"{name} while waiting for {what}: {match.group(0).strip()!r}")
             if found is not None:
                 return found
             if self._eof:
-                raise self._error(f"QEMU exited ({self._exit_description()}) while waiting "
+                raise self.error(f"QEMU exited ({self._exit_description()}) while waiting "
                                   f"for {what}")
             now = time.monotonic()
             if now >= deadline:
-                raise self._error(f"timed out after {timeout * timeout_scale():g} s waiting "
+                raise self.error(f"timed out after {timeout * timeout_scale():g} s waiting "
                                   f"for {what}")
             self._read(min(deadline - now, 0.25))
 
@@ -472,7 +473,7 @@ class Machine:
         failed = _first_failure(self.output, 0, tuple(failures))
         if failed is not None:
             name, match = failed
-            raise self._error(f"{name} in console output: {match.group(0).strip()!r}")
+            raise self.error(f"{name} in console output: {match.group(0).strip()!r}")
 
     def save_log(self, path: Path | None = None) -> Path:
         """Write the whole console transcript, with the QEMU command, to `path`."""
@@ -503,7 +504,8 @@ class Machine:
 
     # -- errors --
 
-    def _error(self, reason: str) -> MachineError:
+    def error(self, reason: str) -> MachineError:
+        """A MachineError for `reason`, with the console tail and the saved log's path."""
         self.at_prompt = False
         try:
             path: Path | None = self.save_log()

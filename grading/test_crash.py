@@ -63,11 +63,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-import pexpect
 import pytest
 
 import machine
-from machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, MachineError, log_path_for
+from machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, log_path_for
 
 sys.path.insert(0, str(REPO / "tests" / "host"))
 import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
@@ -94,32 +93,14 @@ class Booter(Protocol):
     machines: list[Machine]
 
 
-class ImageMachine(Machine):
-    """A Machine whose disk is `disk` (an image file, used in place, or a QEMU block device
+def image_machine(disk: Path | str, *, name: str) -> Machine:
+    """A machine whose disk is `disk` (an image file, used in place, or a QEMU block device
     name such as "nbd:unix:/path") instead of a private copy of fs.img.
 
     The disk outlives the machine: close() kills QEMU (with SIGKILL, which for these tests
     is the crash itself) and leaves the image as QEMU left it.
     """
-
-    def __init__(self, disk: Path | str, *, name: str) -> None:
-        super().__init__(CPUS, name=name)
-        self.disk = disk
-
-    def start(self) -> None:
-        if self._child is not None:
-            return
-        kernel = self.root / "build" / "kernel.elf"
-        if not kernel.exists():
-            raise MachineError(f"{kernel} does not exist: run `make build/kernel.elf fs.img`")
-        machine._install_cleanup()
-        self.argv = machine.qemu_command(self.cpus, Path(self.disk), self.extra_args, self.root)
-        self.start_time = time.monotonic()
-        self._child = pexpect.spawn(
-            self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
-            codec_errors="replace", echo=False, timeout=None,
-            preexec_fn=machine._die_with_parent, dimensions=(24, 200))
-        machine._live.add(self)
+    return Machine(CPUS, name=name, image=disk)
 
 
 def pump_for(m: Machine, seconds: float) -> None:
@@ -135,7 +116,7 @@ def wait_for_power_off(m: Machine, timeout: float = 20) -> None:
     while m.alive and time.monotonic() < deadline:
         m.pump(0.2)
     if m.alive:
-        raise m._error(f"QEMU still running {timeout:g} s after `halt`")
+        raise m.error(f"QEMU still running {timeout:g} s after `halt`")
 
 
 # --- A disk with a power switch ----------------------------------------------------------------
@@ -405,26 +386,26 @@ def fail(reason: str, problems: Sequence[str], cycle: Cycle, saved: Path) -> Non
                 f"the image as the crash left it is saved as {saved}", pytrace=False)
 
 
-def start_workload(m: ImageMachine, cycle: Cycle) -> None:
+def start_workload(m: Machine, cycle: Cycle) -> None:
     m.boot()
     m.sendline(f"crashwork {cycle.seed}")
     m.expect(PROGRESS, timeout=60)
 
 
 def crash_by_time(image: Path, cycle: Cycle, boot: Booter) -> None:
-    m = ImageMachine(image, name=f"{boot.name}-crash")
+    m = image_machine(image, name=f"{boot.name}-crash")
     boot.machines.append(m)  # so that its console log is saved if the test fails
     start_workload(m, cycle)
     pump_for(m, cycle.delay)
     m.assert_no_failures((PANIC, TRAP, TEST_FAIL))
     if not m.alive:
-        raise m._error("QEMU stopped before the crash")
+        raise m.error("QEMU stopped before the crash")
     m.close()  # SIGKILL: the crash
 
 
 def crash_by_write(image: Path, cycle: Cycle, boot: Booter) -> None:
     with SwitchedDisk(image) as disk:
-        m = ImageMachine(disk.address, name=f"{boot.name}-crash")
+        m = image_machine(disk.address, name=f"{boot.name}-crash")
         boot.machines.append(m)
         start_workload(m, cycle)
         disk.cut_after(disk.writes + cycle.writes)
@@ -433,20 +414,20 @@ def crash_by_write(image: Path, cycle: Cycle, boot: Booter) -> None:
         while not disk.wait_for_cut(0.1):
             m.pump(0.05)  # keep the console flowing, or the guest stalls on it
             if time.monotonic() > deadline:
-                raise m._error(f"the workload made no {cycle.writes} disk writes in "
+                raise m.error(f"the workload made no {cycle.writes} disk writes in "
                                f"{timeout:g} s")
         # What the console said before the power went is the workload's own health.
         m.assert_no_failures((PANIC, TRAP, TEST_FAIL))
         m.close()  # SIGKILL, while the guest waits for a write that will never finish
 
 
-def recovery_machine(image: Path, boot: Booter) -> ImageMachine:
-    m = ImageMachine(image, name=f"{boot.name}-recover")
+def recovery_machine(image: Path, boot: Booter) -> Machine:
+    m = image_machine(image, name=f"{boot.name}-recover")
     boot.machines.append(m)
     return m
 
 
-def reboot_and_halt(m: ImageMachine) -> None:
+def reboot_and_halt(m: Machine) -> None:
     """Boot on the crashed image (the kernel replays the log), look around, power off."""
     m.boot()
     top = m.run("ls")
@@ -512,7 +493,7 @@ def test_workload_without_crash(boot: Booter, tmp_path: Path) -> None:
     files hold exactly crashwork's records. A failure here is not about crashes at all."""
     image = tmp_path / "fs.img"
     shutil.copyfile(REPO / "fs.img", image)
-    m = ImageMachine(image, name=boot.name)
+    m = image_machine(image, name=boot.name)
     boot.machines.append(m)
     m.boot()
     out = m.run("crashwork 99 60", timeout=120)
