@@ -15,6 +15,7 @@ The groups, in the order they run:
   boot       boot time at CPUS=1 and CPUS=3 (wall clock; bench/wallclock.py)
   usertests  `usertests -q` at CPUS=3 (wall clock)
   symbolize  reading /proc/profile with 100,000 samples in it (wall clock)
+  export     a profile of over 5 MB copied out to the host by expcopy (wall clock)
   grader     `make grade LAB=profile` with one worker and with the default (wall clock)
 
 Two kinds of figure. Instruction counts (clock "icount") come from a one-hart QEMU with
@@ -57,7 +58,7 @@ from wallclock import Machine, MachineError  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OUT_DIR = REPO / "build" / "bench"
-GROUPS = ("syscalls", "profiler", "boot", "usertests", "symbolize", "grader")
+GROUPS = ("syscalls", "profiler", "boot", "usertests", "symbolize", "export", "grader")
 README_BEGIN = "<!-- bench table begin -->"
 README_END = "<!-- bench table end -->"
 
@@ -166,6 +167,15 @@ class Bench:
                 mark_missing(figs.values(), f"the profiler is not available ({e})")
                 return
 
+    def run_export(self) -> None:
+        if not self.wanted("export"):
+            return
+        figs = self.keep(wallclock.export_figures(self.wall))
+        runs = self.runs_of(3)
+        for i in range(runs):
+            log(f"export run {i + 1}/{runs}: {self.wall.export_samples:,} samples of pdeep 32")
+            wallclock.run_export(self.wall, figs)
+
     def run_grader(self) -> None:
         if not self.wanted("grader"):
             return
@@ -187,7 +197,7 @@ class Bench:
         steps: list[tuple[str, Callable[[], None]]] = [
             ("icount", self.run_icount), ("boot", self.run_boot),
             ("usertests", self.run_usertests), ("symbolize", self.run_symbolize),
-            ("grader", self.run_grader)]
+            ("export", self.run_export), ("grader", self.run_grader)]
         for name, step in steps:
             before = len(self.figures)
             start = time.monotonic()

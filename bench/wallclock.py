@@ -1,4 +1,5 @@
-"""The benchmarks timed on the host's clock: boot, usertests, symbolization, the grader.
+"""The benchmarks timed on the host's clock: boot, usertests, symbolization, export, the
+grader.
 
 These figures are seconds of real time, so they depend on the host and on whatever else it
 is doing: on the project's shared two-core machines the same figure has moved by a factor of
@@ -11,11 +12,17 @@ two from one day to the next. Compare them only within one run of the bench, sid
   65,536) is filled with 100,000 samples at the highest rate, and `bsys readtime` times two
   reads of /proc/profile inside the guest: the first looks every address up, the second finds
   the names cached. Seconds are the guest's `time` counter, which follows the host's clock.
+* Export: a profile of over 5 MB (`pdeep 32` sampled at 10 kHz until there are 3,500
+  samples, each about 1.65 KB of JSON) copied out as tools/profget does it, at CPUS=3: from
+  typing `expcopy` to the JSON read back and checked on the host, which is the project's
+  acceptance figure (target: under 10 s), and expcopy's part alone.
 * The grader: `make grade LAB=profile` with one worker and with the default number.
 """
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import re
 import shutil
 import subprocess
@@ -25,12 +32,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from figures import Figure
+from figures import Figure, Target
 from icount import REFUSED, Unavailable, parse
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "grading"))
 from machine import PANIC, TRAP, Machine, MachineError, qemu_command  # noqa: E402
+
+sys.path.insert(0, str(REPO / "tools"))
+from prof import export, model  # noqa: E402
 
 BIG_CAPACITY = 131072
 BIG_BUILD = "build/bench-big"
@@ -42,10 +52,13 @@ class WallSizes:
     symbolize_samples: int
     usertests_args: str | None  # None: pick one quick test (the smoke pass)
     time_grader: bool
+    export_samples: int
 
 
-FULL = WallSizes(symbolize_samples=100_000, usertests_args="-q", time_grader=True)
-SMOKE = WallSizes(symbolize_samples=2_000, usertests_args=None, time_grader=False)
+FULL = WallSizes(symbolize_samples=100_000, usertests_args="-q", time_grader=True,
+                 export_samples=3_500)
+SMOKE = WallSizes(symbolize_samples=2_000, usertests_args=None, time_grader=False,
+                  export_samples=600)
 
 
 # --- Boot -------------------------------------------------------------------------------------
@@ -176,6 +189,84 @@ def run_symbolize(sizes: WallSizes, kernel: Path, figs: dict[str, Figure]) -> No
                                   ", CPUS=1, timed inside the guest")
     finally:
         m.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# --- Export -----------------------------------------------------------------------------------
+
+EXPORT_TARGET_S = 10.0  # the acceptance criterion: a 5 MB profile on the host in under 10 s
+
+
+def export_figures(sizes: WallSizes) -> dict[str, Figure]:
+    what = f"export a profile of >= {sizes.export_samples:,} pdeep 32 samples"
+    figs = [
+        Figure("export.total", "export", f"{what}: expcopy to checked JSON on the host", "s",
+               "wall", digits=2, target=Target(EXPORT_TARGET_S)),
+        Figure("export.expcopy", "export", f"{what}: expcopy alone", "s", "wall", digits=2),
+        Figure("export.rate", "export", f"{what}: end to end", "MB/s", "wall", digits=1),
+    ]
+    return {f.key: f for f in figs}
+
+
+def load_profget():
+    """tools/profget as a module: the benchmark copies the profile out with its code."""
+    path = REPO / "tools" / "profget"
+    loader = importlib.machinery.SourceFileLoader("profget", str(path))
+    spec = importlib.util.spec_from_loader("profget", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def recorded_samples(m: Machine) -> int:
+    found = re.search(r"(?m)^recorded: (\d+)$", m.run("profile status", timeout=30))
+    if found is None:
+        raise MachineError("`profile status` printed no `recorded:` line")
+    return int(found.group(1))
+
+
+def run_export(sizes: WallSizes, figs: dict[str, Figure]) -> None:
+    profget = load_profget()
+    tmp = Path(tempfile.mkdtemp(prefix="tern-bench-"))
+    try:
+        image = tmp / "export.img"
+        profget.blank_image(image, profget.DEFAULT_SIZE_MB << 20)
+        with Machine(3, name="bench-export", extra_args=profget.export_drive_args(image)) as m:
+            m.boot(timeout=120)
+            # Sampled until there are enough: how many samples a second the guest manages
+            # depends on the host's load, so a fixed run time would give any size.
+            m.run("profile rate 10000", timeout=30)
+            m.run("profile all on", timeout=30)
+            for _ in range(30):
+                m.run("pdeep 32 1", timeout=60, failures=(PANIC, TRAP))
+                if recorded_samples(m) >= sizes.export_samples:
+                    break
+            m.run("profile all off", timeout=30)
+            samples = recorded_samples(m)
+            start = m.position
+            clock = profget.Clock()
+            profget.copy_out(m, "/proc/profile", timeout=300)
+            clock.lap("expcopy")
+            split = re.search(r"expcopy: ms (.*)", m.output[start:])
+            profget.halt(m)
+            clock.lap("halt")
+        exported = export.read(image)
+        clock.lap("unpack and CRC")
+        profile = model.loads(exported.data.decode("utf-8"))
+        clock.lap("JSON check")
+        if len(profile.samples) != samples:
+            raise MachineError(f"the guest recorded {samples} samples, the host read "
+                               f"{len(profile.samples)}")
+        total = clock.total()
+        figs["export.total"].add(total)
+        figs["export.expcopy"].add(dict(clock.phases)["expcopy"])
+        figs["export.rate"].add(len(exported.data) / 1e6 / total)
+        figs["export.total"].note = (
+            f"last run: {len(exported.data) / 1e6:.1f} MB, {samples:,} samples; "
+            f"{clock.parts()}" + (f"; expcopy's own split, ms: {split.group(1).strip()}"
+                                  if split else ""))
+    finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -11,6 +11,13 @@
 // raises interrupt 1; virtio_disk_intr() finds each newly finished request, clears b->disk
 // and wakes the process waiting for it.
 //
+// The data descriptor may be longer than one block: virtio_disk_rw_blocks() moves any number
+// of consecutive blocks between the disk and one physically contiguous kernel buffer in a
+// single request. Each request costs a round trip through QEMU (a trap on the doorbell, the
+// host's work, an interrupt, a wakeup) whatever its size, so a request of 64 blocks moves
+// data tens of times faster than 64 requests of one. The export disk (kern/dev/export.cc)
+// uses this; the file system moves one block at a time through the buffer cache.
+//
 // Several harts and processes may use the disk at once: each request owns three of the
 // QUEUE_SIZE descriptors while it is in flight. Free descriptors form a pool guarded by the
 // driver's spinlock; a process that finds fewer than three free sleeps until a finished
@@ -23,7 +30,7 @@
 //
 // There may be two disks, in the first two virtio-mmio slots: the root file system (device
 // ROOTDEV, slot 0, required) and the optional export disk (device EXPORTDEV, slot 1, see
-// kern/dev/export.cc). Each has its own queue, lock and interrupt; a Buf's dev picks one.
+// kern/dev/export.cc). Each has its own queue, lock and interrupt; a request's dev picks one.
 
 #include "abi/fs_format.h"
 #include "abi/param.h"
@@ -43,6 +50,7 @@ using namespace virtio;
 constexpr u32 QUEUE_SIZE = 32;
 constexpr u32 CHAIN = 3;
 static_assert((QUEUE_SIZE & (QUEUE_SIZE - 1)) == 0, "ring indexes wrap at 2^16");
+constexpr u64 SECTORS_PER_BLOCK = fsfmt::BSIZE / BLK_SECTOR_SIZE;
 
 // The three areas of the virtqueue, placed together in one zeroed page. Their alignment
 // requirements (16, 2 and 4 bytes) are met by the layout and checked below.
@@ -61,7 +69,9 @@ static_assert(__builtin_offsetof(QueueMemory, used) % 4 == 0);
 struct Request {
   BlkReqHeader header;
   u8 status;
-  Buf *buf;  // the waiting buffer, null when the slot is idle
+  // The submitter's "in flight" flag (b->disk for a Buf), which the interrupt clears; the
+  // submitter sleeps on its address. Null when the slot is idle.
+  bool *busy;
 };
 
 struct Disk {
@@ -186,6 +196,52 @@ void init_disk(Disk &disk) {
   disk.present = true;
 }
 
+// Move `len` bytes between the disk, from sector `sector` on, and the memory at physical
+// address `data`, as one request, and sleep until it is done. `busy` is the caller's flag
+// for "the device owns the memory", set here and cleared by the interrupt; the submitter
+// sleeps on its address.
+void submit_and_wait(Disk &disk, bool write, u64 sector, u64 data, u32 len, bool *busy) {
+  SpinGuard g(disk.lock);
+  u16 chain[CHAIN];
+  alloc_chain(disk, chain);
+
+  Request &req = disk.requests[chain[0]];
+  req.header = BlkReqHeader{
+      .type = write ? BLK_T_OUT : BLK_T_IN,
+      .reserved = 0,
+      .sector = sector,
+  };
+  req.status = 0xff;  // the device overwrites this with BLK_S_OK or an error
+  req.busy = busy;
+
+  VirtqDesc *desc = disk.queue->desc;
+  desc[chain[0]] = {phys(&req.header), sizeof(BlkReqHeader), DESC_F_NEXT, chain[1]};
+  // For a read the device writes the buffer; for a write it only reads it.
+  u16 data_flags = DESC_F_NEXT | (write ? 0 : DESC_F_WRITE);
+  desc[chain[1]] = {data, len, data_flags, chain[2]};
+  desc[chain[2]] = {phys(&req.status), 1, DESC_F_WRITE, 0};
+
+  *busy = true;
+  volatile auto &avail = disk.queue->avail;
+  avail.ring[avail.idx % QUEUE_SIZE] = chain[0];
+  // The device may look at the ring as soon as idx moves, so the descriptors and the ring
+  // entry must be in memory before the new idx, and idx before the doorbell.
+  __sync_synchronize();
+  avail.idx = avail.idx + 1;
+  __sync_synchronize();
+  write_reg(disk, Reg::QueueNotify, 0);
+
+  while (*static_cast<volatile bool *>(busy)) sleep(busy, disk.lock);
+
+  u8 status = *static_cast<volatile u8 *>(&req.status);
+  if (status != BLK_S_OK) {
+    panic("virtio_disk: device failed %s of %u bytes at sector %lu (status %u)",
+          write ? "write" : "read", len, sector, status);
+  }
+  req.busy = nullptr;
+  free_chain(disk, chain);
+}
+
 }  // namespace
 
 void virtio_disk_init() {
@@ -205,52 +261,30 @@ void virtio_disk_init() {
 
 u64 virtio_disk_blocks(u32 dev) {
   Disk *disk = disk_for(dev);
-  return disk ? disk->sectors / (fsfmt::BSIZE / BLK_SECTOR_SIZE) : 0;
+  return disk ? disk->sectors / SECTORS_PER_BLOCK : 0;
 }
 
 void virtio_disk_rw(Buf *b, bool write) {
-  Disk *dp = disk_for(b->dev);
-  if (dp == nullptr) panic("virtio_disk_rw: no disk for device %u", b->dev);
-  Disk &disk = *dp;
-  SpinGuard g(disk.lock);
-  u16 chain[CHAIN];
-  alloc_chain(disk, chain);
+  Disk *disk = disk_for(b->dev);
+  if (disk == nullptr) panic("virtio_disk_rw: no disk for device %u", b->dev);
+  submit_and_wait(*disk, write, u64(b->blockno) * SECTORS_PER_BLOCK, phys(b->data), fsfmt::BSIZE,
+                  &b->disk);
+}
 
-  Request &req = disk.requests[chain[0]];
-  req.header = BlkReqHeader{
-      .type = write ? BLK_T_OUT : BLK_T_IN,
-      .reserved = 0,
-      .sector = u64(b->blockno) * (fsfmt::BSIZE / BLK_SECTOR_SIZE),
-  };
-  req.status = 0xff;  // the device overwrites this with BLK_S_OK or an error
-  req.buf = b;
-
-  VirtqDesc *desc = disk.queue->desc;
-  desc[chain[0]] = {phys(&req.header), sizeof(BlkReqHeader), DESC_F_NEXT, chain[1]};
-  // For a read the device writes the buffer; for a write it only reads it.
-  u16 data_flags = DESC_F_NEXT | (write ? 0 : DESC_F_WRITE);
-  desc[chain[1]] = {phys(b->data), fsfmt::BSIZE, data_flags, chain[2]};
-  desc[chain[2]] = {phys(&req.status), 1, DESC_F_WRITE, 0};
-
-  b->disk = true;
-  volatile auto &avail = disk.queue->avail;
-  avail.ring[avail.idx % QUEUE_SIZE] = chain[0];
-  // The device may look at the ring as soon as idx moves, so the descriptors and the ring
-  // entry must be in memory before the new idx, and idx before the doorbell.
-  __sync_synchronize();
-  avail.idx = avail.idx + 1;
-  __sync_synchronize();
-  write_reg(disk, Reg::QueueNotify, 0);
-
-  while (b->disk) sleep(b, disk.lock);
-
-  u8 status = *static_cast<volatile u8 *>(&req.status);
-  if (status != BLK_S_OK) {
-    panic("virtio_disk_rw: device failed %s of block %u (status %u)", write ? "write" : "read",
-          b->blockno, status);
+void virtio_disk_rw_blocks(u32 dev, u32 blockno, void *data, u32 nblocks, bool write) {
+  Disk *disk = disk_for(dev);
+  if (disk == nullptr) panic("virtio_disk_rw_blocks: no disk for device %u", dev);
+  if (nblocks == 0) return;
+  if (u64(blockno) + nblocks > disk->sectors / SECTORS_PER_BLOCK) {
+    panic("virtio_disk_rw_blocks: blocks %u..%u are past the end of device %u", blockno,
+          blockno + nblocks - 1, dev);
   }
-  req.buf = nullptr;
-  free_chain(disk, chain);
+  // Only the kernel touches the flag (the interrupt handler, through the kernel page table,
+  // which maps this stack on every hart), so it may live on the stack; `data` is what the
+  // device sees, and must be direct-mapped memory.
+  bool busy = false;
+  submit_and_wait(*disk, write, u64(blockno) * SECTORS_PER_BLOCK, phys(data),
+                  nblocks * fsfmt::BSIZE, &busy);
 }
 
 void virtio_disk_intr(int slot) {
@@ -269,12 +303,12 @@ void virtio_disk_intr(int slot) {
   while (disk.used_seen != used.idx) {
     __sync_synchronize();  // read the entry only after seeing the idx that covers it
     u32 id = used.ring[disk.used_seen % QUEUE_SIZE].id;
-    if (id >= QUEUE_SIZE || disk.requests[id].buf == nullptr) {
+    if (id >= QUEUE_SIZE || disk.requests[id].busy == nullptr) {
       panic("virtio_disk_intr: completion for descriptor %u, which is not in flight", id);
     }
-    Buf *b = disk.requests[id].buf;
-    b->disk = false;  // the buffer is the process's again
-    wakeup(b);
+    bool *busy = disk.requests[id].busy;
+    *busy = false;  // the memory is the process's again
+    wakeup(busy);
     disk.used_seen++;
   }
 }

@@ -114,12 +114,6 @@ Buf *bread(u32 dev, u32 blockno) {
   return b;
 }
 
-Buf *bget_overwrite(u32 dev, u32 blockno) {
-  Buf *b = get(dev, blockno);
-  b->valid = true;  // the caller fills every byte before anyone reads it
-  return b;
-}
-
 void bwrite(Buf *b) {
   if (!b->lock.holding()) panic("bwrite: buffer of block %u not locked", b->blockno);
   virtio_disk_rw(b, true);

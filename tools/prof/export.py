@@ -21,6 +21,7 @@ says it all arrived.
 
 from __future__ import annotations
 
+import os
 import struct
 import zlib
 from dataclasses import dataclass
@@ -42,33 +43,58 @@ class Exported:
     data: bytes
 
 
-def parse(image: bytes) -> Exported:
-    """The file held in an export image's bytes."""
-    if len(image) < HEADER_SIZE:
-        raise ExportError(f"the image is {len(image)} bytes, shorter than the "
+@dataclass(frozen=True)
+class Header:
+    name: str
+    length: int
+    crc: int
+
+
+def parse_header(head: bytes, room: int) -> Header:
+    """The header at the start of an image (`head`: its first HEADER_SIZE bytes, or all of
+    a shorter image), checked against the `room` for data that the image has after it."""
+    if len(head) < HEADER_SIZE:
+        raise ExportError(f"the image is {len(head)} bytes, shorter than the "
                           f"{HEADER_SIZE}-byte header")
-    magic, length, crc, _reserved, raw_name = HEADER.unpack_from(image)
+    magic, length, crc, _reserved, raw_name = HEADER.unpack_from(head)
     if magic != MAGIC:
-        if not any(image[:HEADER_SIZE]):
+        if not any(head[:HEADER_SIZE]):
             raise ExportError("the image is blank: nothing was exported (did expcopy run?)")
         raise ExportError(f"bad magic {magic!r}, expected {MAGIC!r}: not an export image")
-    room = len(image) - HEADER_SIZE
     if length > room:
         raise ExportError(f"the header announces {length} bytes of data but the image holds "
                           f"only {room} after the header")
-    data = image[HEADER_SIZE:HEADER_SIZE + length]
-    actual = zlib.crc32(data) & 0xFFFFFFFF
-    if actual != crc:
-        raise ExportError(f"checksum mismatch: the header says {crc:#010x}, the data has "
-                          f"{actual:#010x} (a copy cut short, or a stale image?)")
     name = raw_name.split(b"\0", 1)[0].decode("utf-8", errors="replace")
-    return Exported(name, data)
+    return Header(name, length, crc)
+
+
+def check(header: Header, data: bytes) -> Exported:
+    """The exported file, once its data is known to match the header's checksum."""
+    actual = zlib.crc32(data) & 0xFFFFFFFF
+    if actual != header.crc:
+        raise ExportError(f"checksum mismatch: the header says {header.crc:#010x}, the data "
+                          f"has {actual:#010x} (a copy cut short, or a stale image?)")
+    return Exported(header.name, data)
+
+
+def parse(image: bytes) -> Exported:
+    """The file held in an export image's bytes."""
+    header = parse_header(image[:HEADER_SIZE], max(len(image) - HEADER_SIZE, 0))
+    return check(header, image[HEADER_SIZE:HEADER_SIZE + header.length])
 
 
 def read(path: Union[str, Path]) -> Exported:
-    """The file held in the export image at `path`."""
+    """The file held in the export image at `path`.
+
+    Only the header and the data are read: the image is usually far bigger than the file
+    (profget makes a 64 MB one), and reading the rest would take longer than the copy.
+    """
     try:
-        return parse(Path(path).read_bytes())
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            header = parse_header(f.read(HEADER_SIZE), max(size - HEADER_SIZE, 0))
+            data = f.read(header.length)
+        return check(header, data)
     except ExportError as err:
         raise ExportError(f"{path}: {err}") from None
 
