@@ -3,6 +3,7 @@
 #   make qemu [CPUS=n]    build everything and boot it (Ctrl-a x quits QEMU)
 #   make qemu-gdb         the same, waiting for gdb-multiarch (see .gdbinit)
 #   make test             host unit tests, then the QEMU tests in grading/
+#   make demo [DEMO=name] a lecture demo of the profiler (make demo-list names them)
 #   make deps             install the Debian packages the project needs
 #   make clean
 #
@@ -136,30 +137,29 @@ qemu-gdb: deps-check all
 	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
 	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
 
-# --- The profiling demo (labs/demos/README.md) -----------------------------------------------
-DEMO_CMD ?= profile run spin 3
-DEMO_RATE ?= 1000
-DEMO_DIR := $(BUILD)/demo
+# --- The profiling demos (labs/demos/README.md) ----------------------------------------------
+# `make demo DEMO=name` runs one of the lecture demos listed by `make demo-list` (the table
+# is in tools/demo) and writes every view of its profile to build/demo/NAME/. DEMO_CMD runs
+# any shell command instead (views in build/demo/custom/); DEMO_RATE and DEMO_CPUS override
+# the demo's sampling rate and number of harts.
+DEMO ?=
+DEMO_CMD ?=
+DEMO_RATE ?=
+DEMO_CPUS ?=
+DEMO_ARGS = $(strip $(DEMO) $(if $(DEMO_CMD),--command '$(DEMO_CMD)') \
+	$(if $(DEMO_RATE),--rate $(DEMO_RATE)) $(if $(DEMO_CPUS),--cpus $(DEMO_CPUS)))
 
-define demo-views
-	@mkdir -p $(DEMO_DIR)
-	tools/profconv top $(1)
-	tools/profconv html $(1) -o $(DEMO_DIR)/report.html
-	tools/profconv svg $(1) -o $(DEMO_DIR)/flame.svg
-	tools/profconv folded $(1) -o $(DEMO_DIR)/profile.folded
-	tools/profconv speedscope $(1) -o $(DEMO_DIR)/profile.speedscope.json
-	tools/profconv perf $(1) -o $(DEMO_DIR)/profile.perf.txt
-	tools/profconv pprof $(1) -o $(DEMO_DIR)/profile.pb.gz
-	@echo "Every view of $(1) is in $(DEMO_DIR)/: open $(DEMO_DIR)/report.html in a browser."
-endef
+# tools/demo checks the name before it builds anything (through tools/profget).
+demo: deps-check
+	$(strip tools/demo $(DEMO_ARGS))
 
-demo: deps-check all
-	tools/profget --no-build -o $(DEMO_DIR)/profile.json 'profile rate $(DEMO_RATE)' '$(DEMO_CMD)'
-	$(call demo-views,$(DEMO_DIR)/profile.json)
+demo-list:
+	@tools/demo list
 
+# Every view of a profile already on disk, without QEMU: build/demo/report/.
 demo-report:
 	@test -n "$(PROFILE)" || { echo "usage: make demo-report PROFILE=profile.json" >&2; exit 2; }
-	$(call demo-views,$(PROFILE))
+	tools/demo --views $(PROFILE)
 
 # --- Tests -----------------------------------------------------------------------------------
 deps:
@@ -181,7 +181,7 @@ clean:
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
 
-.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test test-tools demo demo-report clean
+.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test test-tools demo demo-list demo-report clean
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
 .SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))

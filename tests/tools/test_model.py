@@ -111,6 +111,13 @@ def test_comm_names_the_process() -> None:
     assert p.names == {5: "spin"}
 
 
+def test_the_last_comm_names_the_process() -> None:
+    """Sampled before its exec, a child carries its parent's name: the program wins."""
+    p = model.loads('[{"pid":5,"timestamp":10,"comm":"sh","samples":[]},'
+                    '{"pid":5,"timestamp":11,"comm":"spin","samples":[]}]')
+    assert p.process_name(5) == "spin"
+
+
 def test_period_of_a_process_that_sleeps() -> None:
     """Gaps of several periods (the process slept) must not inflate the estimate, nor must
     ticks that come a little late or early."""

@@ -156,11 +156,13 @@ def from_json(data: Any) -> Profile:
     # once and shared, which makes reading a large profile several times faster.
     frames: Dict[Tuple[int, str, bool], Frame] = {}
     profile = Profile([_sample(i, item, frames) for i, item in enumerate(data)])
-    # A kernel may name the process in each sample ("comm", as Linux calls it).
+    # A kernel may name the process in each sample ("comm", as Linux calls it). The last
+    # name wins: a process sampled between its fork and its exec carries its parent's name
+    # at first, and the program it runs is what a report should call it.
     for item in data:
         comm = item.get("comm")
         if isinstance(comm, str) and comm:
-            profile.names.setdefault(item["pid"], comm)
+            profile.names[item["pid"]] = comm
     return profile
 
 
