@@ -42,21 +42,21 @@ namespace {
 constexpr u32 STAGE_BLOCKS = 256;
 constexpr u32 STAGE_BYTES = STAGE_BLOCKS * fsfmt::BSIZE;  // 256 KiB
 
-struct Staging {
-  Sleeplock lock{"export"};
-  u8 data[STAGE_BYTES] = {};  // protected by lock
-};
-constinit Staging staging;
+// Two objects, so that the buffer, all zeros, stays in .bss rather than adding 256 KiB to
+// the kernel image beside the lock's name.
+constinit Sleeplock staging_lock("export");
+u8 staging_data[STAGE_BYTES];  // protected by staging_lock
 
 // Move n bytes between the disk at byte offset off and the caller's buffer. Returns bytes
 // moved, or -1 if nothing could be (no disk, or a bad address at once).
 int transfer(bool write, bool user, u64 addr, u32 off, int n) {
   u64 size = virtio_disk_blocks(EXPORTDEV) * fsfmt::BSIZE;
+  if (size > (u64(1) << 32) - STAGE_BYTES) size = (u64(1) << 32) - STAGE_BYTES;  // offsets are u32
   if (size == 0 || n < 0) return -1;
   if (off >= size) return write ? -1 : 0;
   if (static_cast<u64>(off) + static_cast<u64>(n) > size) n = static_cast<int>(size - off);
 
-  SleepGuard g(staging.lock);
+  SleepGuard g(staging_lock);
   int done = 0;
   while (done < n) {
     u32 pos = off + static_cast<u32>(done);
@@ -65,21 +65,21 @@ int transfer(bool write, bool user, u64 addr, u32 off, int n) {
     u32 m = STAGE_BYTES - skip;      // bytes this round
     if (m > static_cast<u32>(n - done)) m = static_cast<u32>(n - done);
     u32 nblocks = (skip + m + fsfmt::BSIZE - 1) / fsfmt::BSIZE;
-    u8 *at = staging.data + skip;
+    u8 *at = staging_data + skip;
     int r;
     if (write) {
       u32 last = nblocks - 1;
       bool partial_last = (skip + m) % fsfmt::BSIZE != 0;
       // Read in the blocks the write covers only in part (once, if that is one block).
-      if (skip != 0) virtio_disk_rw_blocks(EXPORTDEV, first, staging.data, 1, false);
+      if (skip != 0) virtio_disk_rw_blocks(EXPORTDEV, first, staging_data, 1, false);
       if (partial_last && !(last == 0 && skip != 0)) {
-        virtio_disk_rw_blocks(EXPORTDEV, first + last, staging.data + last * fsfmt::BSIZE, 1,
+        virtio_disk_rw_blocks(EXPORTDEV, first + last, staging_data + last * fsfmt::BSIZE, 1,
                               false);
       }
       r = either_copyin(at, user, addr + static_cast<u64>(done), m);
-      if (r == 0) virtio_disk_rw_blocks(EXPORTDEV, first, staging.data, nblocks, true);
+      if (r == 0) virtio_disk_rw_blocks(EXPORTDEV, first, staging_data, nblocks, true);
     } else {
-      virtio_disk_rw_blocks(EXPORTDEV, first, staging.data, nblocks, false);
+      virtio_disk_rw_blocks(EXPORTDEV, first, staging_data, nblocks, false);
       r = either_copyout(user, addr + static_cast<u64>(done), at, m);
     }
     if (r < 0) return done > 0 ? done : -1;

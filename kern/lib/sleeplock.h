@@ -19,6 +19,7 @@ class Sleeplock {
   bool m_locked = false;
   const char *m_name;
   int m_pid = 0;  // the holder
+  int m_waiters = 0;  // processes sleeping in acquire()
 };
 
 class [[nodiscard]] SleepGuard {

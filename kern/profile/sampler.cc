@@ -135,8 +135,8 @@ bool active() { return all_mode || nprofiled > 0; }
 namespace {
 
 // The user chain, then the commit: the last part of every sample. Inlined into both callers
-// below, so the common case (a trap from user mode) runs as one leaf function that needs no
-// saved registers.
+// below, so the common case (a trap from user mode) runs in record() without another call,
+// and the kernel chain's registers are paid for only by traps from supervisor mode.
 [[gnu::always_inline]] inline void finish(Sample &s, Proc *p, int n, u64 seq, int hart) {
   // The user context: live registers from the trapframe (saved on entry to the kernel).
   const Trapframe *tf = p->trapframe;

@@ -68,10 +68,9 @@ void lock() { prof_lock.acquire(); }
 void unlock() { prof_lock.release(); }
 
 void on_exec(Proc *p) {
-  if (!(all_mode || p->profiled)) {
-    p->prof_image = NO_IMAGE;
-    return;
-  }
+  // exec has set p->prof_image to NO_IMAGE (under p->lock); a profile(2) call that starts
+  // sampling p from now on registers the new program itself.
+  if (!(all_mode || p->profiled)) return;
   SleepGuard g(prof_lock);
   attach_image(p);
 }
