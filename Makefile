@@ -233,7 +233,7 @@ starter:
 # --- End of labs -----------------------------------------------------------------------------
 
 # --- Benchmarks ------------------------------------------------------------------------------
-# bench/run.py runs them; bench/README-section.md explains the figures.
+# bench/run.py runs them; the README's "Benchmarks" section explains the figures.
 #   make bench [BENCH_ARGS="--runs 5 --only syscalls,profiler"]
 #        every benchmark, several runs each: a table, build/bench/results.json, table.md
 #   make bench-smoke    one short run of each (about a minute), so that they keep working

@@ -125,8 +125,6 @@ void reparent(Proc *p) {
 
 }  // namespace
 
-Cpu *mycpu() { return &cpus[cpuid()]; }
-
 Proc *myproc() {
   InterruptGuard g;
   return mycpu()->proc;

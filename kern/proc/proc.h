@@ -133,7 +133,7 @@ extern Proc procs[NPROC];
 
 // The current hart and process. mycpu() needs interrupts off; myproc() does not.
 inline int cpuid() { return static_cast<int>(riscv::r_tp()); }  // tp holds the hart id
-Cpu *mycpu();
+inline Cpu *mycpu() { return &cpus[cpuid()]; }
 Proc *myproc();
 
 void procinit();
