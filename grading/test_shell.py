@@ -6,6 +6,8 @@ process id of the first command after boot.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import host
@@ -70,3 +72,25 @@ def test_background_job(machine: Machine) -> None:
     jobs.kill_and_wait_gone(machine, 3)
     assert machine.run("echo after").strip() == "after"
     machine.assert_no_failures()
+
+
+def test_concurrent_writes_stay_whole(shared: Machine) -> None:
+    """Three processes on three harts write long lines at once, one write() per line: the
+    console must pass each write through whole, not interleave them byte by byte."""
+    procs, lines = 3, 40
+    out = shared.run(f"tlines {procs} {lines}", timeout=60)
+    assert "tlines: done" in out, out[-2000:]
+    shape = re.compile(r"tlines: child (\d) line (\d+) ([a-z])\3{149}")
+    seen = set()
+    broken = []
+    for line in out.splitlines():
+        if line.startswith("tlines: done"):
+            continue
+        m = shape.fullmatch(line)
+        if m is None or ord(m.group(3)) - ord("a") != int(m.group(1)):
+            broken.append(line)
+        else:
+            seen.add((int(m.group(1)), int(m.group(2))))
+    assert not broken, (f"{len(broken)} lines were mixed with others, e.g. {broken[0][:120]!r}: "
+                        f"console writes from different processes interleaved")
+    assert len(seen) == procs * lines, f"only {len(seen)} of {procs * lines} lines arrived"

@@ -9,11 +9,17 @@
 //   buf:  [ ...consumed... | readable lines | line being edited | free ... ]
 //                          r                w                    e
 // r, w and e only grow; indexes wrap modulo the buffer size.
+//
+// Output goes to the UART's transmit buffer (uart.cc). Each write() is one unit: a
+// sleeplock held for the whole call keeps two processes' writes from interleaving byte by
+// byte, so a line printed with one write (printf buffers a line) arrives whole even when
+// several processes print at once.
 
 #include "dev/console.h"
 
 #include "dev/uart.h"
 #include "fs/file.h"
+#include "lib/sleeplock.h"
 #include "lib/spinlock.h"
 #include "proc/proc.h"
 
@@ -32,6 +38,8 @@ struct Input {
 };
 constinit Input in;
 
+constinit Sleeplock out_lock("console out");  // held by one write() at a time
+
 void echo(int c) {
   if (c == BACKSPACE) {
     uart_putc_sync('\b');
@@ -47,6 +55,7 @@ void echo(int c) {
 // The console's device functions (devsw[CONSOLE]); console_read is also where
 // tools/boottime sets its breakpoint: the shell has printed its prompt and waits.
 int console_write(int, bool user_src, u64 src, u32, int n) {
+  SleepGuard g(out_lock);
   char chunk[64];
   int done = 0;
   while (done < n) {
