@@ -38,6 +38,10 @@ struct BufferCache {
   // Sentinel of the recency list: recent.next is the most recently released buffer,
   // recent.prev the least. Protected by lock.
   Buf recent = {};
+  // Processes sleeping until some buffer can be recycled. Protected by lock. Releases wake
+  // them only when there are any: wakeup() visits every process slot, too much to pay on
+  // every brelse().
+  int waiters = 0;
 };
 constinit BufferCache cache;
 
@@ -86,7 +90,9 @@ Buf *get(u32 dev, u32 blockno) {
 
       // Every buffer is in use. Others will release theirs soon (a buffer is held only for
       // the length of one block operation), so wait rather than fail.
+      cache.waiters++;
       sleep(&cache, cache.lock);
+      cache.waiters--;
     }
     found->refcnt++;
   }
@@ -129,7 +135,7 @@ void brelse(Buf *b) {
   if (b->refcnt == 0) {
     unlink(b);
     push_front(b);
-    wakeup(&cache);  // someone may be waiting for a buffer to recycle
+    if (cache.waiters > 0) wakeup(&cache);  // a buffer to recycle
   }
 }
 
@@ -145,6 +151,6 @@ void bunpin(Buf *b) {
   if (b->refcnt == 0) {
     unlink(b);
     push_front(b);
-    wakeup(&cache);
+    if (cache.waiters > 0) wakeup(&cache);
   }
 }

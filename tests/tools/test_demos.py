@@ -118,6 +118,10 @@ def incl(profile: model.Profile, display: str) -> int:
     return next((r.incl_count for r in top.rows(profile) if r.display == display), 0)
 
 
+def self_count(profile: model.Profile, display: str) -> int:
+    return next((r.self_count for r in top.rows(profile) if r.display == display), 0)
+
+
 def check_hot(profile: model.Profile, console: str) -> None:
     assert "spin: done" in console
     rows = {r.display: r for r in top.rows(profile)}
@@ -139,9 +143,14 @@ def check_syscalls(profile: model.Profile, console: str) -> None:
     sums = re.findall(r"bytewise: \d+ reads of \d+ bytes?: sum (\d+)", console)
     assert len(sums) == 2 and sums[0] == sums[1], console
     total = len(profile.samples)
+    # In the kernel, or in the user stub `read` just after its ecall (where the way back
+    # from the kernel is charged: interrupts stay off until the return to user mode).
     in_kernel = sum(1 for s in profile.samples if any(f.kernel for f in s.frames))
-    assert in_kernel > 0.7 * total, f"{in_kernel} of {total} samples have kernel frames"
-    assert incl(profile, "[k] sys_read") > total / 2
+    assert in_kernel > 0.5 * total, f"{in_kernel} of {total} samples have kernel frames"
+    stub = self_count(profile, "read")
+    assert in_kernel + stub > 0.85 * total, f"{in_kernel} in the kernel, {stub} in read"
+    assert incl(profile, "[k] usertrap") > total / 2
+    assert incl(profile, "[k] sys_read") > total / 5
     assert incl(profile, "read_bytewise") > 10 * max(1, incl(profile, "read_buffered"))
 
 
@@ -180,7 +189,7 @@ def test_demo(demo: Any, tmp_path: Path) -> None:
         assert (tmp_path / name).stat().st_size > 0, name
     profile = model.load(str(tmp_path / "profile.json"))
     rows = top.rows(profile)
-    assert rows[0].display == demo.hot, top.render(profile)
+    assert rows[0].display in demo.expected(), top.render(profile)
     console = (tmp_path / "console.txt").read_text(errors="replace")
     assert console in result.stderr, "the console is shown as well as saved"
     CHECKS[demo.name](profile, console)
