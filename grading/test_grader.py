@@ -604,13 +604,13 @@ SOLUTION_TREE = (REPO / "tools" / "mkstarter").exists()
 @pytest.mark.skipif(not SOLUTION_TREE, reason="only in the solution tree (tools/mkstarter)")
 def test_bundle_on_the_starter(tmp_path: Path) -> None:
     """The real starter: our solution submitted over it scores full marks, the starter itself
-    scores nothing in the lab (answers.txt aside)."""
+    scores nothing in the lab."""
     bundle = autograder.build_bundle("profile", tmp_path / "bundle", None, timeout=1200)
     solution = run_autograder(lay_out_gradescope(tmp_path / "solution", bundle, REPO), 1500)
     assert solution["score"] == sum(t["max_score"] for t in solution["tests"]) > 0, solution
     starter = run_autograder(lay_out_gradescope(tmp_path / "starter", bundle, None), 1500)
     earned = [t["name"] for t in starter["tests"] if t["score"] > 0]
-    assert all("answers" in name for name in earned), starter
+    assert starter["score"] == 0 and not earned, starter
 
 
 # --- handin ----------------------------------------------------------------------------------
