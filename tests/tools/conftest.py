@@ -18,10 +18,13 @@ a short real run does not.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any, Callable, List
 
 import pytest
@@ -37,6 +40,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import profile_synth  # noqa: E402
 
 PROFILES = ("spin", "mixed", "synthetic")
+
+
+def load_tool(name: str) -> ModuleType:
+    """The script tools/NAME (no .py suffix, so no plain import) loaded as a module."""
+    loader = importlib.machinery.SourceFileLoader(name, str(TOOLS / name))
+    spec = importlib.util.spec_from_loader(name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def profile_text(kind: str) -> str:

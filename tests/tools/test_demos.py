@@ -11,18 +11,15 @@ unless the kernel and fs.img are built (`make all`). The rest needs no QEMU.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable, Dict
 
 import pytest
 
-from conftest import DATA, ROOT
+from conftest import DATA, ROOT, load_tool
 from prof import model, top
 
 DEMO = ROOT / "tools" / "demo"
@@ -30,17 +27,7 @@ DEMO = ROOT / "tools" / "demo"
 PROGRAMS = ("spin", "primes", "bytewise", "crc", "expcopy")
 
 
-def load_demo() -> ModuleType:
-    """tools/demo as a module, for its table of demos."""
-    loader = importlib.machinery.SourceFileLoader("demo", str(DEMO))
-    spec = importlib.util.spec_from_loader("demo", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
-DEMOS = load_demo().DEMOS
+DEMOS = load_tool("demo").DEMOS  # the table of demos
 
 
 def run_demo(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

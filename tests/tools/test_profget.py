@@ -15,8 +15,6 @@ took, as profget does:
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import re
 import subprocess
@@ -26,7 +24,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, load_tool
 from prof import export, model
 
 PROFGET = ROOT / "tools" / "profget"
@@ -34,12 +32,7 @@ PROFGET = ROOT / "tools" / "profget"
 
 def load_profget() -> ModuleType:
     pytest.importorskip("pexpect", reason="profget drives QEMU with pexpect")
-    loader = importlib.machinery.SourceFileLoader("profget", str(PROFGET))
-    spec = importlib.util.spec_from_loader("profget", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_tool("profget")
 
 
 def test_drive_options(tmp_path: Path) -> None:
