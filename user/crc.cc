@@ -25,13 +25,6 @@ constexpr int kMaxMiB = 1024;
 
 unsigned char block[kBlock];  // static: the user stack is only one page
 
-// The `time` counter ticks at 10 MHz on QEMU's virt machine: 10,000 ticks a millisecond.
-unsigned long now_ms() {
-  unsigned long t;
-  asm volatile("rdtime %0" : "=r"(t));
-  return t / 10000;
-}
-
 }  // namespace
 
 // C linkage keeps the names in a profile plain.

@@ -48,15 +48,6 @@ struct Header {
 constexpr int kChunk = 256 * 1024;
 char chunk[kChunk];
 
-// The `time` counter: 10 MHz on QEMU's virt machine.
-constexpr unsigned long kTicksPerMs = 10'000;
-
-unsigned long now() {
-  unsigned long t;
-  asm volatile("rdtime %0" : "=r"(t));
-  return t;
-}
-
 // Ticks spent in each part of the copy, for -t.
 struct Times {
   unsigned long reading = 0, crc = 0, writing = 0;
@@ -97,9 +88,9 @@ int main(int argc, char **argv) {
   unsigned int crc = 0;
   Times times;
   for (;;) {
-    unsigned long t0 = now();
+    unsigned long t0 = rdtime();
     int n = read(in, chunk, kChunk);
-    unsigned long t1 = now();
+    unsigned long t1 = rdtime();
     times.reading += t1 - t0;
     if (n < 0) {
       fprintf(2, "expcopy: read error on %s\n", argv[1]);
@@ -107,13 +98,13 @@ int main(int argc, char **argv) {
     }
     if (n == 0) break;
     crc = crc_update(crc, reinterpret_cast<unsigned char *>(chunk), n);
-    unsigned long t2 = now();
+    unsigned long t2 = rdtime();
     times.crc += t2 - t1;
     if (write(out, chunk, n) != n) {
       fprintf(2, "expcopy: export disk full after %lu bytes\n", length);
       return 1;
     }
-    times.writing += now() - t2;
+    times.writing += rdtime() - t2;
     length += static_cast<unsigned long>(n);
   }
   close(out);
@@ -133,8 +124,8 @@ int main(int argc, char **argv) {
   close(out);
   printf("expcopy: %lu bytes, crc %x\n", length, crc);
   if (timed) {
-    printf("expcopy: ms reading %lu crc %lu writing %lu\n", times.reading / kTicksPerMs,
-           times.crc / kTicksPerMs, times.writing / kTicksPerMs);
+    printf("expcopy: ms reading %lu crc %lu writing %lu\n", times.reading / TIME_TICKS_PER_MS,
+           times.crc / TIME_TICKS_PER_MS, times.writing / TIME_TICKS_PER_MS);
   }
   return 0;
 }

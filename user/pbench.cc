@@ -13,12 +13,6 @@ namespace {
 
 volatile unsigned long sink;
 
-unsigned long rdtime() {
-  unsigned long t;
-  asm volatile("rdtime %0" : "=r"(t));
-  return t;
-}
-
 __attribute__((noinline)) unsigned long work(unsigned long units) {
   unsigned long x = 88172645463325252ul;
   for (unsigned long u = 0; u < units; u++)

@@ -23,13 +23,6 @@ namespace {
 
 constexpr int kMaxN = 4000000;  // the sieve's table is N bytes of heap
 
-// The `time` counter ticks at 10 MHz on QEMU's virt machine: 10,000 ticks a millisecond.
-unsigned long now_ms() {
-  unsigned long t;
-  asm volatile("rdtime %0" : "=r"(t));
-  return t / 10000;
-}
-
 // A decimal number from 1 to kMaxN, or 0 if `s` is anything else.
 int parse_limit(const char *s) {
   int n = 0;

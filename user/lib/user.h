@@ -53,6 +53,16 @@ int profile(int pid, int cmd, int arg);
 // False if the file or the key is missing.
 bool profstat_value(const char *key, char *out, int cap);
 
+// --- Time --------------------------------------------------------------------------------
+// The `time` counter (no system call: user mode may read it), 10 MHz on QEMU's virt machine.
+inline constexpr unsigned long TIME_TICKS_PER_MS = 10'000;
+inline unsigned long rdtime() {
+  unsigned long t;
+  asm volatile("rdtime %0" : "=r"(t));
+  return t;
+}
+inline unsigned long now_ms() { return rdtime() / TIME_TICKS_PER_MS; }
+
 // --- Formatted output (user/lib/printf.cc) ------------------------------------------------
 // Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),
 // '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".
