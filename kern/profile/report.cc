@@ -163,6 +163,12 @@ void render_profstat(ProcText &out) {
     if (shown == 0) out.str(" none");
   }
   out.ch('\n');
+  // The sampler's count of profiled processes, and the flags it counts, by scanning the
+  // table (sysprofile.cc keeps them equal; a test compares them).
+  int flagged = 0;
+  for (Proc &p : procs) flagged += p.profiled ? 1 : 0;
+  out.str("profiled: ").num(static_cast<u64>(nprofiled)).ch('\n');
+  out.str("flagged: ").num(static_cast<u64>(flagged)).ch('\n');
   out.str("rate: ").num(rate()).ch('\n');
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
