@@ -95,6 +95,9 @@ Proc *allocproc() {
 
 // Release everything a process slot owns except its kernel stack. Caller holds p->lock.
 void freeproc(Proc *p) {
+  // exit() stops sampling as the process becomes a Zombie, and profile(2) starts it only
+  // for a live process (kern/profile/sysprofile.cc): a slot being freed is never profiled.
+  if (p->profiled) panic("freeproc: pid %d still profiled", p->pid);
   if (p->trapframe) kfree(p->trapframe);
   p->trapframe = nullptr;
   if (p->pagetable) proc_freepagetable(p->pagetable, p->sz);
@@ -245,7 +248,6 @@ void exit(int status) {
       f = nullptr;
     }
   }
-  prof::on_exit(p);
   begin_op();
   iput(p->cwd);
   end_op();
@@ -266,6 +268,7 @@ void exit(int status) {
   reparent(p);
   wakeup(p->parent);  // the parent might be sleeping in wait()
   p->lock.acquire();
+  prof::on_exit(p);  // stop sampling under the lock, and in the step, that makes p a Zombie
   p->xstate = status;
   p->state = ProcState::Zombie;
   wait_lock.release();

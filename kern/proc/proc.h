@@ -6,9 +6,10 @@
 // picks a RUNNABLE process, switches to it, and gets control back when the process calls
 // sched() (through yield, sleep or exit).
 //
-// Locking: a Proc's `lock` protects state, chan, killed, xstate and pid. `parent` is
-// protected by the global wait lock (see proc.cc). The remaining fields are private to the
-// process itself (or to whoever holds it in UNUSED/USED state during setup).
+// Locking: a Proc's `lock` protects state, chan, killed, xstate, pid and the profiler's
+// `profiled` flag. `parent` is protected by the global wait lock (see proc.cc). The
+// remaining fields are private to the process itself (or to whoever holds it in UNUSED/USED
+// state during setup).
 #pragma once
 
 #include "arch/riscv/riscv.h"
@@ -113,9 +114,10 @@ struct Proc {
   Inode *exe = nullptr;            // The executable it runs (for the profiler; written under lock)
   u64 text_end = 0;                // End of its executable segments (for frame walks)
 
-  // The profiler (kern/profile). `profiled` is written under the profiler's lock and read
-  // without one by the timer trap on the hart running the process.
-  volatile int profiled = 0;       // 1 while sampled (an int: harts swap it atomically)
+  // The profiler (kern/profile). `profiled` is written only with p->lock held, together
+  // with prof::nprofiled (kern/profile/sysprofile.cc says when), and read without a lock by
+  // the timer trap on the hart running the process.
+  volatile int profiled = 0;       // 1 while sampled
   int prof_image = -1;             // index of exe in the profiler's image table, or -1
   // The sampler's translation cache: the user page its last walk read, and the address of
   // the page-table entry that maps it (the entry is read afresh each time, so unmapping

@@ -78,7 +78,8 @@ void clear_samples();
 
 // Who is profiled. `all` mode samples every process.
 extern volatile bool all_mode;
-extern volatile int nprofiled;  // processes with Proc::profiled set
+// processes with Proc::profiled set; both change under that process's lock (sysprofile.cc)
+extern volatile int nprofiled;
 
 // --- images.cc: executables kept for symbolization ---
 // Register p's current executable (its exe inode) and set p->prof_image. Process context.
@@ -89,9 +90,9 @@ const char *image_name(int image);
 void release_images();
 
 // --- the hooks the rest of the kernel calls ---
-void on_exec(Proc *p);  // after exec committed the new image
-void on_fork(Proc *parent, Proc *child);
-void on_exit(Proc *p);
+void on_exec(Proc *p);  // after exec committed the new image; takes the profiler's lock
+void on_fork(Proc *parent, Proc *child);  // child->lock held
+void on_exit(Proc *p);  // p->lock held, as exit() makes p a Zombie: stops sampling p
 
 // --- symbolize.cc ---
 // Name of the function containing addr. `user` selects the image's table; kernel addresses

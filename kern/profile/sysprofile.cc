@@ -1,14 +1,31 @@
 // The profile(2) system call, and the profiler's hooks into process life.
 //
 // Sampling is switched on per process (Proc::profiled) or for every process (all_mode).
-// The trap side reads those flags without a lock; they are written here under the
-// profiler's sleep lock, which also serialises clearing against readers of /proc/profile.
+// The sampler stays on while all_mode is set or prof::nprofiled, the number of processes
+// whose flag is set, is above zero; so the count must never drift from the flags.
 //
-// A process being profiled can exit at any moment. Its samples stay in the array, and its
-// executable stays in the image table (images.cc), so /proc/profile still names its
-// functions; on_exit() just stops sampling it. A profiled process that execs keeps being
-// profiled, and its new executable is registered so later samples resolve against it.
+// Who guards what:
+//
+//   - Proc::profiled, with nprofiled, changes only while holding that process's p->lock, and
+//     only together: the flag goes 0 -> 1 with one increment, 1 -> 0 with one decrement.
+//   - It is set only by PROF_ON, on a process found live (not Unused, not Zombie, not killed)
+//     under the same hold of p->lock. exit() clears it (on_exit) in the critical section in
+//     which the process becomes a Zombie. So a Zombie, and a freed slot, never has the flag:
+//     freeproc() checks this, and fork() finds the new child's flag clear.
+//   - Every other change of who is profiled, and every image attach, happens with prof_lock
+//     (a sleep lock) held; exec's on_exec() takes it too before it reads the flags. One
+//     profile(2) call is therefore wholly before or wholly after an exec's check.
+//   - The timer trap reads the flags without a lock, for the process running on its own hart;
+//     a value a moment old costs one sample at most.
+//
+// PROF_ON registers the process's executable (images.cc) before it sets the flag, so every
+// sample of a process switched on by pid names its program. A profiled process that execs
+// stays profiled, and on_exec() registers its new executable; samples taken between the
+// commit of the new image and that registration carry no image (their user frames are `??`).
+// A process being profiled can exit at any moment: its samples stay in the array, and its
+// executable in the image table, so /proc/profile still names its functions.
 
+#include "lib/printf.h"
 #include "lib/sleeplock.h"
 #include "proc/proc.h"
 #include "profile/profiler.h"
@@ -23,41 +40,82 @@ namespace {
 constinit Sleeplock prof_lock("profile");
 constexpr u64 ERR = static_cast<u64>(-1);
 
-// Stop sampling p. False if it was not being sampled.
-bool stop(Proc *p) {
-  if (!__atomic_exchange_n(&p->profiled, 0, __ATOMIC_SEQ_CST)) return false;
+// Stop sampling p. False if it was not being sampled. Caller holds p->lock.
+bool stop_locked(Proc *p) {
+  if (!p->lock.holding()) panic("prof stop_locked: p->lock not held");
+  if (!p->profiled) return false;
+  p->profiled = 0;
   __atomic_fetch_sub(&nprofiled, 1, __ATOMIC_SEQ_CST);
   return true;
 }
 // LAB profile/syscall BEGIN
 
-// The live (not exited) process with this pid, or nullptr.
+// Is p the live (not exited, not killed) process with this pid? Caller holds p->lock.
+bool live_locked(const Proc &p, int pid) {
+  return p.pid == pid && p.state != ProcState::Unused && p.state != ProcState::Zombie &&
+         !p.killed;
+}
+
+// The live process with this pid, or nullptr. By the time the caller looks, it may have
+// exited: check again under its lock before changing it.
 Proc *find_live(int pid) {
   for (Proc &p : procs) {
     SpinGuard g(p.lock);
-    if (p.pid == pid && p.state != ProcState::Unused && p.state != ProcState::Zombie &&
-        !p.killed)
-      return &p;
+    if (live_locked(p, pid)) return &p;
   }
   return nullptr;
 }
 
-void start(Proc *p) {
-  if (__atomic_exchange_n(&p->profiled, 1, __ATOMIC_SEQ_CST)) return;
+// Start sampling p (nothing changes if it already is). Caller holds p->lock.
+void start_locked(Proc *p) {
+  if (p->profiled) return;
+  p->profiled = 1;
   __atomic_fetch_add(&nprofiled, 1, __ATOMIC_SEQ_CST);
 }
 
-// Register the executables of every process that is being sampled now.
-void attach_live_images() {
+// Register the executables of the live processes that are sampled (or, with everyone, of
+// all of them). With only_missing, only those that have no image yet.
+void attach_live_images(bool everyone, bool only_missing) {
   for (Proc &p : procs) {
-    ProcState st;
+    bool want;
     {
       SpinGuard g(p.lock);
-      st = p.state;
+      want = p.state != ProcState::Unused && p.state != ProcState::Zombie &&
+             (everyone || all_mode || p.profiled) && (!only_missing || p.prof_image == NO_IMAGE);
     }
-    if (st != ProcState::Unused && st != ProcState::Zombie && (all_mode || p.profiled))
-      attach_image(&p);
+    if (want) attach_image(&p);
   }
+}
+
+int profile_on(int pid) {
+  if (pid == PROF_ALL_PIDS) {
+    // Register everyone's program first, then switch on; a process forked or exec'd in
+    // between has no image yet, and the second pass catches it.
+    attach_live_images(true, false);
+    all_mode = true;
+    attach_live_images(true, true);
+    return 0;
+  }
+  Proc *p = find_live(pid);
+  if (p == nullptr) return -1;
+  attach_image(p);  // before the flag, so that every sample names the program
+  SpinGuard g(p->lock);
+  if (!live_locked(*p, pid)) return -1;  // it exited or was killed meanwhile
+  start_locked(p);
+  return 0;
+}
+
+int profile_off(int pid) {
+  if (pid == PROF_ALL_PIDS) {
+    if (!all_mode) return -1;
+    all_mode = false;  // processes switched on by pid stay on
+    return 0;
+  }
+  for (Proc &p : procs) {
+    SpinGuard g(p.lock);
+    if (live_locked(p, pid)) return stop_locked(&p) ? 0 : -1;
+  }
+  return -1;
 }
 // LAB profile/syscall STARTER
 // LAB profile/syscall END
@@ -68,19 +126,19 @@ void lock() { prof_lock.acquire(); }
 void unlock() { prof_lock.release(); }
 
 void on_exec(Proc *p) {
-  // exec has set p->prof_image to NO_IMAGE (under p->lock); a profile(2) call that starts
-  // sampling p from now on registers the new program itself.
-  if (!(all_mode || p->profiled)) return;
+  // exec has set p->prof_image to NO_IMAGE (under p->lock). Holding prof_lock, no
+  // profile(2) call is half done: one that came before has set the flags read here, and
+  // one that comes after registers the new program itself.
   SleepGuard g(prof_lock);
-  attach_image(p);
+  if (all_mode || p->profiled) attach_image(p);
 }
 
 void on_fork(Proc *parent, Proc *child) {
-  child->profiled = 0;
+  // The child's flag is clear (see the top of this file); it runs the parent's program.
   child->prof_image = parent->prof_image;
 }
 
-void on_exit(Proc *p) { stop(p); }
+void on_exit(Proc *p) { stop_locked(p); }
 
 }  // namespace prof
 
@@ -96,27 +154,9 @@ extern "C" u64 sys_profile() {
   SleepGuard g(prof_lock);
   switch (cmd) {
     case PROF_ON:
-      if (pid == PROF_ALL_PIDS) {
-        all_mode = true;
-        attach_live_images();
-        return 0;
-      } else {
-        Proc *p = find_live(pid);
-        if (p == nullptr) return ERR;
-        start(p);
-        attach_image(p);
-        return 0;
-      }
+      return profile_on(pid) == 0 ? 0 : ERR;
     case PROF_OFF:
-      if (pid == PROF_ALL_PIDS) {
-        if (!all_mode) return ERR;
-        all_mode = false;
-        return 0;
-      } else {
-        Proc *p = find_live(pid);
-        if (p == nullptr || !stop(p)) return ERR;
-        return 0;
-      }
+      return profile_off(pid) == 0 ? 0 : ERR;
     case PROF_RATE:
       if (arg < PROF_MIN_HZ || arg > PROF_MAX_HZ) return ERR;
       set_rate(static_cast<u32>(arg));
@@ -126,7 +166,7 @@ extern "C" u64 sys_profile() {
       release_images();
       symbolize_reset();
       report_reset();
-      attach_live_images();
+      attach_live_images(false, false);
       return 0;
     default:
       return ERR;
