@@ -471,3 +471,15 @@ def test_bad_arguments(shared: Machine) -> None:
         assert_no_problems(problems, "`profile` with bad arguments")
     finally:
         jobs.kill_and_wait_gone(shared, pid)
+
+
+def test_on_off_open_cases(shared: Machine) -> None:
+    """PROF_ON and PROF_OFF in the cases labs/profile/README.md specifies beyond its table
+    (user/profon.cc): on twice, all mode twice, leaving all mode, a zombie, a killed process."""
+    out = shared.run("profon", timeout=RUN_TIMEOUT)
+    failures = re.findall(r"(?m)^profon: FAIL .*$", out)
+    assert not failures and re.search(r"(?m)^profon: ok, \d+ checks$", out), (
+        "profile(2) answered wrongly:\n" + ("\n".join(failures) or out))
+    stat = profstat(shared)
+    assert stat["profiling"] == "none" and stat["profiled"] == stat["flagged"] == "0", (
+        f"profon leaves nothing profiled, but /proc/profstat says {stat}")
