@@ -63,6 +63,33 @@ def of_pid(samples: Iterable[Sample], pid: int) -> list[Sample]:
     return [s for s in samples if s.get("pid") == pid]
 
 
+# What a sample taken before a background job's exec may be named after: the shell that
+# forked it, or nothing ("?": the moment between exec's commit and its registration).
+BEFORE_EXEC = ("sh", "?")
+
+
+def of_program(samples: Iterable[Sample], pid: int, program: str) -> list[Sample]:
+    """The samples of process `pid` taken while it ran `program`, in order.
+
+    A job started with `cmd &` is announced by the shell right after its fork, so sampling
+    switched on at once may catch the child before or during its exec, still the shell.
+    Those samples are named after the shell (BEFORE_EXEC) and must all come before the
+    program's first sample; they are left out here, whichever way that race went. Any other
+    sample of the pid is a problem, reported with its pid, comm and frames.
+    """
+    mine = of_pid(samples, pid)
+    first = next((i for i, s in enumerate(mine) if s.get("comm") == program), len(mine))
+    early = [s for s in mine[:first] if s.get("comm") not in BEFORE_EXEC]
+    late = [s for s in mine[first:] if s.get("comm") != program]
+    odd = early + late
+    if odd:
+        raise ProfileError(
+            f"{len(odd)} of the {len(mine)} samples of pid {pid}, which ran {program!r}, are "
+            f"named after another program: {describe(odd[0])}. Only samples taken before "
+            f"the exec, in the shell that forked it, may be (comm {' or '.join(BEFORE_EXEC)})")
+    return mine[first:]
+
+
 def user_frames(sample: Sample) -> list[Frame]:
     return [f for f in sample["samples"] if not f["kernel"]]
 
@@ -84,7 +111,7 @@ def describe(sample: Sample) -> str:
     """One line for a failure message: mode, then the frames with [k] on kernel ones."""
     frames = " <- ".join(("[k] " if f["kernel"] else "") + f"{f['symbol']}@{f['address']:#x}"
                          for f in sample["samples"])
-    return f"pid {sample.get('pid')} {sample.get('mode')}: {frames}"
+    return f"pid {sample.get('pid')} comm {sample.get('comm')!r} {sample.get('mode')}: {frames}"
 
 
 def schema_problems(samples: list[Sample]) -> list[str]:
