@@ -50,6 +50,7 @@ constexpr Test kTests[] = {
     {"forkfull", test_forkfull, true, 60},
     {"forkstorm", test_forkstorm, true, 180},
     {"reparent", test_reparent, true, 120},
+    {"orphanstorm", test_orphanstorm, true, 120},
     {"killrunning", test_killrunning, true, 60},
     {"killsleeping", test_killsleeping, true, 60},
     {"killwaiting", test_killwaiting, true, 60},

@@ -121,6 +121,25 @@ void test_reparent() {
   }
 }
 
+// xv6's own reparent test, in its shape: a child that forks a grandchild and exits at once,
+// the grandchild exiting at once too, round after round while the master waits for each
+// child. Every grandchild is an orphan that only init's wait() frees, so the test checks
+// that orphans are reaped as fast as they are made: a fork fails if zombies fill the table.
+void test_orphanstorm() {
+  constexpr int kRounds = 500;
+  for (int i = 0; i < kRounds; i++) {
+    int pid = fork();
+    CHECK(pid >= 0, "round %d: fork returned -1", i);
+    if (pid == 0) {
+      int grandchild = fork();
+      if (grandchild == 0) exit(0);
+      exit(grandchild < 0 ? 1 : 0);
+    }
+    int status = reap(pid);
+    CHECK(status == 0, "round %d: the child's fork of a grandchild returned -1", i);
+  }
+}
+
 // kill of a process that is running user code: it must die with status -1.
 void test_killrunning() {
   int pid = spawn([] {
