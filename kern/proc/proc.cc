@@ -19,6 +19,14 @@
 // between the sleeper's check of its condition and its sleep cannot be lost.
 //
 // Parent links are protected by wait_lock, taken before any p->lock.
+//
+// A process whose parent exits first is an orphan: it is handed to init, and only init's
+// wait() frees its slot once it has exited. Orphans that exit in quick succession can fill
+// the table with zombies faster than init, one process on one hart (which the host may not
+// be running), reaps them. A fork that finds the table full while such zombies exist does not
+// fail at once: those slots are about to come free, so it sleeps until init reaps one
+// (orphan_reaped) and tries again. It fails when no zombie orphan is left to wait for, or if
+// the forking process is killed. init itself never waits so: it is the one that reaps.
 
 #include "proc/proc.h"
 
@@ -54,6 +62,8 @@ constinit Spinlock pid_lock("nextpid");
 constinit int nextpid = 1;
 // Protects every p->parent, and orders wakeups of waiting parents (see wait()).
 constinit Spinlock wait_lock("wait_lock");
+// The channel a fork sleeps on while the table is full of zombie orphans (see the top).
+constinit char orphan_reaped;
 
 int allocpid() {
   SpinGuard g(pid_lock);
@@ -114,6 +124,27 @@ void freeproc(Proc *p) {
   p->prof_image = prof::NO_IMAGE;
   p->prof_forget_walk();
   p->state = ProcState::Unused;
+}
+
+// Is there a zombie that only init's wait() will free? Caller holds wait_lock.
+bool orphans_to_reap() {
+  for (Proc &pp : procs) {
+    if (pp.parent != initproc) continue;
+    SpinGuard g(pp.lock);
+    if (pp.state == ProcState::Zombie) return true;
+  }
+  return false;
+}
+
+// allocproc() for fork: when the table is full of zombie orphans, wait for init to reap one.
+Proc *allocproc_for_fork(Proc *parent) {
+  for (;;) {
+    Proc *np = allocproc();
+    if (np != nullptr || parent == initproc) return np;
+    SpinGuard g(wait_lock);
+    if (killed(parent) || !orphans_to_reap()) return nullptr;
+    sleep(&orphan_reaped, wait_lock);
+  }
 }
 
 // Give p's children to init. Caller holds wait_lock.
@@ -207,7 +238,7 @@ int growproc(i64 n) {
 
 int fork() {
   Proc *p = myproc();
-  Proc *np = allocproc();
+  Proc *np = allocproc_for_fork(p);
   if (np == nullptr) return -1;
   if (uvmcopy(p->pagetable, np->pagetable, p->sz) < 0) {
     freeproc(np);
@@ -285,13 +316,16 @@ int wait(UserAddr status) {
     for (Proc &pp : procs) {
       if (pp.parent != p) continue;
       havekids = true;
-      SpinGuard cg(pp.lock);
-      if (pp.state == ProcState::Zombie) {
-        int pid = pp.pid;
+      int pid;
+      {
+        SpinGuard cg(pp.lock);
+        if (pp.state != ProcState::Zombie) continue;
+        pid = pp.pid;
         if (!status.is_null() && copyout(p->pagetable, status, pp.xstate) < 0) return -1;
         freeproc(&pp);
-        return pid;
       }
+      if (p == initproc) wakeup(&orphan_reaped);  // a fork may be waiting for this slot
+      return pid;
     }
     if (!havekids || killed(p)) return -1;
     sleep(p, wait_lock);
