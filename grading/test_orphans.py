@@ -20,6 +20,8 @@ import pytest
 
 from machine import PANIC, TRAP, Machine
 
+pytestmark = pytest.mark.slow  # about two and a half minutes
+
 RUNS = 50
 RESULT = re.compile(r"(?m)^test orphanstorm: (OK|FAILED.*)$")
 PAGES = re.compile(r"(?m)^free pages: before (\d+) after (\d+)$")
