@@ -2,7 +2,8 @@
 #include "lib/user.h"
 
 bool profstat_value(const char *key, char *out, int cap) {
-  char text[512];
+  // Static, not on the one-page stack: `profiling:` alone lists up to NPROC pids.
+  static char text[2048];
   int fd = open("/proc/profstat", O_RDONLY);
   if (fd < 0) return false;
   int len = 0, n;
