@@ -1,0 +1,40 @@
+"""Files copied out of the machine through its export disk, for tests that need megabytes.
+
+The console moves a few kilobytes a second; a profile of deep samples with long escaped
+names is tens of kilobytes a sample. So these tests give the machine a second disk (the one
+tools/profget uses), type `expcopy FILE` and read the container it writes (kern/abi/export.h,
+unpacked by tools/prof/export.py) from the host side while the machine keeps running: QEMU
+writes the raw image file in place, so the bytes are there once expcopy has returned.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from machine import PANIC, REPO, TRAP, Machine, MachineError
+
+sys.path.insert(0, str(REPO / "tools"))
+from prof import export  # noqa: E402
+
+EXPORT_BUS = "virtio-mmio-bus.1"  # as tools/profget: fs.img is on bus 0
+SIZE = 64 << 20
+
+
+def drive_args(image: Path) -> tuple[str, ...]:
+    """QEMU options attaching a fresh, blank (sparse) `image` as /dev/export."""
+    with open(image, "wb") as f:
+        f.truncate(SIZE)
+    return ("-drive", f"file={image},if=none,format=raw,id=x1",
+            "-device", f"virtio-blk-device,drive=x1,bus={EXPORT_BUS}")
+
+
+def copy_out(m: Machine, image: Path, path: str, timeout: float = 120) -> bytes:
+    """The bytes of `path` in the machine, copied out with expcopy."""
+    with open(image, "r+b") as f:  # no stale copy can pass for this one
+        f.write(bytes(export.HEADER_SIZE))
+    out = m.run(f"expcopy {path}", timeout=timeout, failures=(PANIC, TRAP))
+    if not re.fullmatch(r"\s*expcopy: \d+ bytes, crc [0-9a-f]+\s*", out):
+        raise MachineError(f"`expcopy {path}` failed: {out!r}")
+    return export.read(image).data

@@ -1,0 +1,149 @@
+"""/proc/profile is one valid JSON document, whatever the names, the depth and the reads.
+
+Property tests of what the profile lab's reference solution once got wrong (issue 14):
+
+* Names. Every name byte that JSON must escape becomes six bytes (\\u00XX), so 32 frames of
+  long non-ASCII names make a sample of tens of kilobytes. `pnames N` recurses N deep in a
+  function whose UTF-8 name is longer than the kernel's name buffer, above one whose name
+  fits; a copy of it whose two names are rewritten into random bytes 1..255 (seeded, the seed
+  printed) stands for any ELF a user could run. Every document must parse, every sample keep
+  at most 32 frames, and every name be whole or cut with a visible "..." after a true prefix.
+
+The profiles are copied out through the export disk (export_disk.py): the console is far too
+slow for megabytes of JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import export_disk
+import profile_check as pc
+from machine import REPO, Machine
+
+USER = REPO / "build" / "user"
+DESCEND = ("descenso_" + "ñ" * 80).encode()  # user/pnames.cc: longer than the name buffer
+BOTTOM = ("fondo_" + "é" * 70).encode()      # fits whole
+CUT_MARK = b"..."
+RUN_TIMEOUT = 120
+
+
+def seed_from_env(name: str) -> int:
+    """A seed for one property test: $NAME if set (to replay a failure), else a fresh one."""
+    given = os.environ.get(name)
+    seed = int(given) if given else random.SystemRandom().randrange(1 << 32)
+    print(f"{name}={seed}")
+    return seed
+
+
+def hostile_names(rng: random.Random) -> tuple[bytes, bytes]:
+    """Two names of the lengths of pnames' own, of random bytes 1..255 (any but NUL)."""
+    def one(n: int) -> bytes:
+        return bytes(rng.randrange(1, 256) for _ in range(n))
+    return one(len(DESCEND)), one(len(BOTTOM))
+
+
+def image_with(tmp: Path, replaced: dict[str, bytes]) -> Path:
+    """A copy of fs.img's contents, built with mkfs, with some programs replaced."""
+    progs = sorted(p for p in USER.glob("_*") if "." not in p.name and p.name[1:] not in replaced)
+    extra = []
+    for name, data in replaced.items():
+        path = tmp / f"_{name}"
+        path.write_bytes(data)
+        extra.append(path)
+    image = tmp / "fs.img"
+    readme = REPO / "build" / "README"
+    result = subprocess.run([str(REPO / "mkfs" / "mkfs"), str(image), str(readme),
+                             *map(str, progs), *map(str, extra)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"mkfs failed: {result.stderr}"
+    return image
+
+
+def rewrite_names(program: bytes, names: dict[bytes, bytes]) -> bytes:
+    """The program with each old name replaced by a new one of the same length, in every
+    string table (.symtab.sorted's and .strtab): the code does not change."""
+    for old, new in names.items():
+        assert len(old) == len(new)
+        count = program.count(old + b"\0")
+        assert count >= 1, f"{old[:20]!r}... is not in the program"
+        program = program.replace(old + b"\0", new + b"\0")
+    return program
+
+
+def symbol_bytes(frame: pc.Frame) -> bytes:
+    """A frame's name as the bytes the kernel read: it escapes each byte >= 0x7f as
+    \\u00XX, which a JSON parser reads as the code point of that byte."""
+    return frame["symbol"].encode("latin-1")
+
+
+def name_problems(samples: list[pc.Sample], pid: int, long_names: list[bytes]) -> list[str]:
+    """Frames at most 32 a sample, and each long name whole or cut with "..." after a prefix."""
+    problems = []
+    for i, s in enumerate(samples):
+        frames = s["samples"]
+        if len(frames) > pc.MAX_FRAMES:
+            problems.append(f"sample {i} has {len(frames)} frames, more than {pc.MAX_FRAMES}")
+        if s["pid"] != pid:
+            continue
+        for f in pc.user_frames(s):
+            got = symbol_bytes(f)
+            for full in long_names:
+                if got == full or not (full.startswith(got[:8]) and len(got) >= 8):
+                    continue
+                if not (got.endswith(CUT_MARK) and full.startswith(got[:-len(CUT_MARK)])):
+                    problems.append(f"sample {i}: name {got!r} is neither {full!r} whole nor a "
+                                    f"prefix of it followed by {CUT_MARK!r}")
+                elif len(got) < 64:
+                    problems.append(f"sample {i}: name cut to {len(got)} bytes: {got!r}")
+    return problems
+
+
+def profile_pnames(m: Machine, image: Path, depth: int, seconds: int) -> tuple[int, bytes]:
+    assert m.run("profile clear") == ""
+    assert m.run("profile rate 20") == ""
+    out = m.run(f"profile run pnames {depth} {seconds}", timeout=RUN_TIMEOUT)
+    match = re.search(r"profile: pid (\d+) \(pnames\) exited with status 0", out)
+    assert match and "pnames: done" in out, f"`profile run pnames` failed:\n{out}"
+    return int(match.group(1)), export_disk.copy_out(m, image, "/proc/profile")
+
+
+@pytest.mark.parametrize("cpus", [3, 1], ids=["cpus3", "cpus1"])
+@pytest.mark.parametrize("names", ["utf8", "bytes"])
+def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str) -> None:
+    """pnames 40: 32-frame samples of long escaped names, user and kernel mode, all valid."""
+    long_names = [DESCEND, BOTTOM]
+    image = None
+    if names == "bytes":
+        rng = random.Random(seed_from_env("PROFILE_NAMES_SEED"))
+        hostile = hostile_names(rng)
+        program = rewrite_names((USER / "_pnames").read_bytes(), dict(zip(long_names, hostile)))
+        image = image_with(tmp_path, {"pnames": program})
+        long_names = list(hostile)
+    export_image = tmp_path / "export.img"
+    m = Machine(cpus, name=f"test_profile_json.names.{names}.cpus{cpus}", image=image,
+                extra_args=export_disk.drive_args(export_image))
+    with m:
+        m.boot()
+        pid, data = profile_pnames(m, export_image, 40, 2)
+        m.assert_no_failures()
+    samples = pc.parse_profile(data.decode("ascii"))
+    mine = pc.of_pid(samples, pid)
+    assert len(mine) >= 5, f"expected samples of pnames (pid {pid}), got {len(mine)}"
+    problems = name_problems(samples, pid, long_names)
+    assert not problems, "\n".join(problems[:10])
+    full = [s for s in mine if len(s["samples"]) == pc.MAX_FRAMES]
+    assert full, (f"pnames 40 recurses 40 deep: samples should hold {pc.MAX_FRAMES} frames, "
+                  f"got {sorted({len(s['samples']) for s in mine})}")
+    deep = [s for s in full
+            if sum(symbol_bytes(f).startswith(long_names[0][:8]) for f in pc.user_frames(s)) >= 20]
+    assert deep, "no 32-frame sample is mostly the recursive function's frames"
+    print(f"{len(samples)} samples, {len(full)} with {pc.MAX_FRAMES} frames, "
+          f"{len(data)} bytes of JSON")
