@@ -4,12 +4,31 @@
 // strings, with every string escaped per RFC 8259), and never writes past its buffer: on
 // overflow it stops and remembers, so the caller can detect it. It has no kernel
 // dependencies, so host unit tests check its output with a real JSON parser.
+//
+// Sizes are known in advance, so a caller can size its buffer when it is compiled and never
+// overflow: a number takes at most NUMBER_MAX bytes, and a string of n bytes at most
+// string_max(n), since one byte escapes to at most MAX_ESCAPE bytes (\u00XX). A string that
+// may be long is written with a limit on its bytes, string(s, max): one longer than that is
+// cut to its first max - 3 bytes followed by CUT_MARK ("..."), so a reader sees that it was
+// cut. The cut is made in the source bytes, before escaping, so it never splits an escape.
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 
 namespace json {
+
+inline constexpr size_t NUMBER_MAX = 20;  // 2^64 - 1 has 20 decimal digits
+inline constexpr size_t MAX_ESCAPE = 6;   // a control byte or a byte >= 0x7f: \u00XX
+inline constexpr char CUT_MARK[] = "...";
+inline constexpr size_t CUT_MARK_LEN = sizeof(CUT_MARK) - 1;
+
+// The most a string of at most n bytes takes, with its quotes.
+constexpr size_t string_max(size_t n) { return 2 + n * MAX_ESCAPE; }
+
+// The length of a literal, without its NUL: for adding up what fixed text takes.
+template <size_t N>
+constexpr size_t literal_len(const char (&)[N]) { return N - 1; }
 
 class Writer {
  public:
@@ -25,7 +44,7 @@ class Writer {
   }
   Writer &key(const char *k) {
     comma();
-    string_body(k);
+    string_body(k, static_cast<size_t>(-1));
     put(':');
     m_need_comma = false;
     return *this;
@@ -54,7 +73,15 @@ class Writer {
   }
   Writer &string(const char *s) {
     comma();
-    string_body(s);
+    string_body(s, static_cast<size_t>(-1));
+    m_need_comma = true;
+    return *this;
+  }
+  // At most `max` bytes of s (max >= CUT_MARK_LEN): a longer s is cut to its first
+  // max - CUT_MARK_LEN bytes and CUT_MARK. Takes at most string_max(max) bytes.
+  Writer &string(const char *s, size_t max) {
+    comma();
+    string_body(s, max);
     m_need_comma = true;
     return *this;
   }
@@ -80,10 +107,18 @@ class Writer {
     m_need_comma = true;
     return *this;
   }
-  void string_body(const char *s) {
+  // Is s longer than max bytes? (Looks at no more than max + 1 of them.)
+  static bool longer_than(const char *s, size_t max) {
+    for (size_t i = 0; i <= max; i++)
+      if (s[i] == 0) return false;
+    return true;
+  }
+  void string_body(const char *s, size_t max) {
+    bool cut = max != static_cast<size_t>(-1) && longer_than(s, max);
+    size_t keep = !cut ? max : max > CUT_MARK_LEN ? max - CUT_MARK_LEN : 0;
     put('"');
-    for (; *s; s++) {
-      unsigned char c = static_cast<unsigned char>(*s);
+    for (size_t i = 0; i < keep && s[i] != 0; i++) {
+      unsigned char c = static_cast<unsigned char>(s[i]);
       if (c == '"' || c == '\\') {
         put('\\');
         put(static_cast<char>(c));
@@ -100,6 +135,7 @@ class Writer {
         put(static_cast<char>(c));
       }
     }
+    if (cut) raw(CUT_MARK);
     put('"');
   }
 

@@ -32,6 +32,11 @@ namespace prof {
 inline constexpr u32 CAPACITY = PROFILE_CAPACITY;
 inline constexpr int MAX_FRAMES = 32;  // per sample: kernel frames first, then user frames
 inline constexpr int NO_IMAGE = -1;
+// The longest function name symbolize() gives, with its NUL: every kernel name (the longest,
+// a demangled C++ name, is 151 characters) fits whole; a longer user name is cut to
+// NAME_MAX - 1 bytes, the last three of them "...". /proc/profile escapes each byte that is
+// not printable ASCII as six (\u00XX), so one name can take 6 * (NAME_MAX - 1) bytes of JSON.
+inline constexpr u32 NAME_MAX = 160;
 
 enum class Mode : u8 { User = 0, Kernel = 1 };
 
@@ -96,8 +101,9 @@ void on_exit(Proc *p);  // p->lock held, as exit() makes p a Zombie: stops sampl
 
 // --- symbolize.cc ---
 // Name of the function containing addr. `user` selects the image's table; kernel addresses
-// use the kernel's. Writes a NUL-terminated name into buf (truncated to len) and returns
-// true, or returns false if unknown.
+// use the kernel's. Writes a NUL-terminated name into buf (len >= 4 bytes, NAME_MAX to hold
+// any name whole) and returns true, or returns false if unknown. A name longer than len - 1
+// bytes is cut to len - 1, the last three "...".
 bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len);
 void symbolize_reset();  // forget cached lookups (after clear)
 // Is user address pc inside a system-call stub of the image? (Reads the program's code.)

@@ -32,6 +32,7 @@
 // LAB profile/procfile END
 
 #include "fs/file.h"
+#include "lib/printf.h"
 #include "lib/string.h"
 #include "proc/proc.h"
 #include "profile/json.h"
@@ -43,8 +44,24 @@ namespace prof {
 namespace {
 
 // LAB profile/procfile BEGIN: write profile_read(), see labs/profile/README.md, task 2
-constexpr u32 NAME_MAX = 96;
-constexpr u32 PIECE_MAX = 8192;  // MAX_FRAMES * (longest frame) fits with room to spare
+// The most one sample's piece can take, added up from what render_sample writes: the fixed
+// text, every number at its longest, and every string at its longest with every byte
+// escaped (json.h). Names are at most NAME_MAX - 1 bytes (symbolize() cuts longer ones with
+// "..."), the program's name at most COMM_MAX, and a sample holds at most MAX_FRAMES frames,
+// so no sample, whatever its names, can overflow the piece.
+constexpr u32 COMM_MAX = sizeof(Proc::name) - 1;
+constexpr size_t HEADER_MAX =
+    json::literal_len(",\n{") + json::literal_len("\"pid\":") + json::NUMBER_MAX +
+    json::literal_len(",\"tid\":") + json::NUMBER_MAX + json::literal_len(",\"comm\":") +
+    json::string_max(COMM_MAX) + json::literal_len(",\"timestamp\":") + json::NUMBER_MAX +
+    json::literal_len(",\"hart\":") + json::NUMBER_MAX +
+    json::literal_len(",\"mode\":\"kernel\"") + json::literal_len(",\"samples\":[");
+constexpr size_t FRAME_MAX = json::literal_len(",{\"address\":") + json::NUMBER_MAX +
+                             json::literal_len(",\"symbol\":") + json::string_max(NAME_MAX - 1) +
+                             json::literal_len(",\"kernel\":false}");
+constexpr size_t SAMPLE_MAX = HEADER_MAX + MAX_FRAMES * FRAME_MAX + json::literal_len("]}");
+constexpr u32 PIECE_MAX = 33 * 1024;
+static_assert(PIECE_MAX >= SAMPLE_MAX, "a sample with the longest names must fit its piece");
 constinit char piece[PIECE_MAX];
 
 // Where the previous read ended: the start of sample `index`'s piece is at byte `off`.
@@ -61,7 +78,7 @@ u32 render_sample(const Sample &s, bool first) {
   w.begin_object();
   w.key("pid").number(s.pid);
   w.key("tid").number(s.pid);
-  w.key("comm").string(image_name(s.image));
+  w.key("comm").string(image_name(s.image), COMM_MAX);
   w.key("timestamp").number(s.time / (TIMEBASE_HZ / 1'000'000));  // microseconds
   w.key("hart").number(s.hart);
   w.key("mode").string(s.mode == Mode::Kernel ? "kernel" : "user");
@@ -86,12 +103,13 @@ u32 render_sample(const Sample &s, bool first) {
     if (!symbolize(kernel, s.image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
     w.begin_object();
     w.key("address").number(addr);
-    w.key("symbol").string(name);
+    w.key("symbol").string(name, NAME_MAX - 1);
     w.key("kernel").boolean(kernel);
     w.end_object();
   }
   w.end_array();
   w.end_object();
+  if (w.overflow()) panic("render_sample: a sample outgrew its %u-byte piece", PIECE_MAX);
   return static_cast<u32>(w.size());
 }
 

@@ -15,6 +15,10 @@
 // Profiles repeat the same few addresses thousands of times, so a small direct-mapped cache
 // of (image, address) -> name in front of the file reads makes rendering fast.
 //
+// A name is at most NAME_MAX - 1 bytes (profiler.h): a longer one, which only a user's own
+// program can have (the kernel's longest is 151), is cut and ends in "..." so that a reader
+// sees it was cut.
+//
 // Callers hold prof::lock(): the cache and the per-image table locations are not locked.
 
 #include "fs/fs.h"
@@ -84,12 +88,34 @@ bool read_at(Inode *ip, u32 off, T &out) {
   return readi(ip, false, reinterpret_cast<u64>(&out), off, sizeof(T)) == sizeof(T);
 }
 
+// Mark a name that did not fit in its buffer: its last bytes (buf holds len - 1 and the NUL)
+// become "...", so a reader sees that it was cut.
+void mark_cut(char *buf, u32 len) {
+  if (len < 4) return;
+  buf[len - 4] = buf[len - 3] = buf[len - 2] = '.';
+  buf[len - 1] = 0;
+}
+
+// Copy a name into buf (len bytes with the NUL), marking it if it had to be cut.
+void copy_name(char *buf, const char *name, u32 len) {
+  safestrcpy(buf, name, len);
+  if (strlen(name) >= len) mark_cut(buf, len);
+}
+
 bool read_name(Inode *ip, const TableInfo &t, u32 name, char *buf, u32 len) {
-  if (name >= t.strtab_size || len == 0) return false;
-  u32 n = t.strtab_size - name < len - 1 ? t.strtab_size - name : len - 1;
+  if (name >= t.strtab_size || len < 4) return false;
+  // One byte more than fits: if it is not the name's NUL either, the name is longer.
+  u32 n = t.strtab_size - name < len ? t.strtab_size - name : len;
   int got = readi(ip, false, reinterpret_cast<u64>(buf), t.strtab + name, n);
   if (got <= 0) return false;
-  buf[got] = 0;  // names are NUL-terminated in the file; this bounds a truncated one
+  u32 end = 0;
+  while (end < static_cast<u32>(got) && buf[end] != 0) end++;
+  if (end == static_cast<u32>(got)) {
+    // No NUL: longer than the buffer, or running off the end of the table.
+    u32 keep = end < len ? end : len - 1;
+    buf[keep] = 0;
+    mark_cut(buf, keep + 1);
+  }
   return buf[0] != 0;
 }
 
@@ -190,13 +216,12 @@ bool lookup_elf(Inode *ip, const TableInfo &t, u64 addr, char *buf, u32 len) {
 
 // The cache: direct-mapped on the address.
 constexpr int CACHE_SIZE = 1024;
-constexpr u32 CACHE_NAME = 96;  // as long as report.cc prints
 struct CacheEntry {
   u64 addr = 0;
   i32 image = 0;
   bool valid = false;
   bool found = false;
-  char name[CACHE_NAME] = {};
+  char name[NAME_MAX] = {};
 };
 constinit CacheEntry cache[CACHE_SIZE];
 
@@ -218,11 +243,11 @@ bool user_lookup(int image, u64 addr, char *buf, u32 len) {
 }  // namespace
 
 bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
-  if (len == 0) return false;
+  if (len < 4) return false;
   if (kernel) {
     const char *name = ksym_lookup(addr);
     if (name == nullptr) return false;
-    safestrcpy(buf, name, len);
+    copy_name(buf, name, len);
     return true;
   }
   if (image < 0) return false;
@@ -231,10 +256,10 @@ bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
     c.valid = true;
     c.addr = addr;
     c.image = image;
-    c.found = user_lookup(image, addr, c.name, CACHE_NAME);
+    c.found = user_lookup(image, addr, c.name, NAME_MAX);
   }
   if (!c.found) return false;
-  safestrcpy(buf, c.name, len);
+  copy_name(buf, c.name, len);
   return true;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <cstdlib>
+#include <random>
 #include <string>
 
 namespace {
@@ -51,6 +52,73 @@ TEST(Json, NeverWritesPastItsBuffer) {
   for (int i = 8; i < 16; i++) EXPECT_EQ(buf[i], 'X');
 }
 
+// Decodes one JSON string written by the writer back into the bytes it came from, strictly:
+// only the escapes the writer uses, no raw control or non-ASCII byte. Returns false if the
+// text is not exactly one such string.
+bool decode_string(const std::string &text, std::string &out) {
+  out.clear();
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"') return false;
+  for (size_t i = 1; i + 1 < text.size(); i++) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c < 0x20 || c >= 0x7f || c == '"') return false;
+    if (c != '\\') {
+      out += static_cast<char>(c);
+      continue;
+    }
+    if (i + 2 >= text.size()) return false;
+    char e = text[++i];
+    if (e == '"' || e == '\\') {
+      out += e;
+    } else if (e == 'u' && i + 5 < text.size() && text.compare(i + 1, 2, "00") == 0) {
+      out += static_cast<char>(std::stoi(text.substr(i + 3, 2), nullptr, 16));
+      i += 4;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Property: whatever the bytes (1..255) and the limit, string(s, max) writes one valid JSON
+// string of at most string_max(max) bytes, holding s whole if it has at most max bytes, and
+// otherwise its first max - 3 bytes followed by "...".
+TEST(Json, BoundedStringsAreWholeOrCutWithAMark) {
+  const char *given = std::getenv("JSON_SEED");
+  unsigned seed = given ? static_cast<unsigned>(std::strtoul(given, nullptr, 10)) : std::random_device{}();
+  std::mt19937 rng(seed);
+  constexpr int kCases = 20000;
+  std::printf("JSON_SEED=%u, %d cases\n", seed, kCases);
+  for (int k = 0; k < kCases; k++) {
+    size_t len = rng() % 400;
+    size_t max = json::CUT_MARK_LEN + rng() % 300;
+    std::string s;
+    for (size_t i = 0; i < len; i++) s += static_cast<char>(1 + rng() % 255);
+    if (k % 4 == 0) {  // around the edge: max one under the length, at it, or one over
+      size_t delta = rng() % 3;
+      max = len + delta >= 1 ? len + delta - 1 : 0;
+    }
+    if (max < json::CUT_MARK_LEN) max = json::CUT_MARK_LEN;
+    std::string buf(json::string_max(max), '\0');
+    json::Writer w(buf.data(), buf.size());
+    w.string(s.c_str(), max);
+    ASSERT_FALSE(w.overflow()) << "seed " << seed << " case " << k;
+    std::string text(w.data(), w.size()), got;
+    ASSERT_TRUE(decode_string(text, got)) << "seed " << seed << " case " << k << ": " << text;
+    std::string want = len <= max ? s : s.substr(0, max - json::CUT_MARK_LEN) + json::CUT_MARK;
+    ASSERT_EQ(got, want) << "seed " << seed << " case " << k << " len " << len << " max " << max;
+  }
+}
+
+TEST(Json, TheWorstByteTakesMaxEscape) {
+  for (int c = 1; c < 256; c++) {
+    char s[2] = {static_cast<char>(c), 0};
+    char buf[16];
+    json::Writer w(buf, sizeof(buf));
+    w.string(s);
+    EXPECT_LE(w.size(), json::string_max(1)) << "byte " << c;
+  }
+}
+
 // A document with every kind of value, for tests/host/test_json_writer.py to parse with
 // Python's json module.
 TEST(Json, WritesASampleForAParser) {
@@ -64,11 +132,16 @@ TEST(Json, WritesASampleForAParser) {
       w.key("samples").begin_array();
       w.begin_object().key("symbol").string("Spinlock::acquire()\t\"x\"\\").end_object();
       w.begin_object().key("symbol").string("\x01\x1f\x7f\xff").end_object();
+      std::string every;
+      for (int c = 1; c < 256; c++) every += static_cast<char>(c);
+      w.begin_object().key("symbol").string(every.c_str()).end_object();
+      w.begin_object().key("symbol").string(every.c_str(), 100).end_object();
       w.end_array();
       w.end_object();
     }
     w.end_array();
-  });
+  }, 32768);
+  ASSERT_LT(s.size(), 32768u);
   FILE *f = std::fopen(path, "w");
   ASSERT_NE(f, nullptr);
   std::fwrite(s.data(), 1, s.size(), f);

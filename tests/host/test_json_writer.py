@@ -15,3 +15,6 @@ def test_sample_document_parses():
     assert doc[1]["mode"] == "kernel"
     assert doc[2]["samples"][0]["symbol"] == 'Spinlock::acquire()\t"x"\\'
     assert doc[0]["samples"][1]["symbol"] == "\x01\x1f\x7f\xff"
+    every = "".join(chr(c) for c in range(1, 256))
+    assert doc[0]["samples"][2]["symbol"] == every
+    assert doc[0]["samples"][3]["symbol"] == every[:97] + "..."
