@@ -145,5 +145,6 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
     deep = [s for s in full
             if sum(symbol_bytes(f).startswith(long_names[0][:8]) for f in pc.user_frames(s)) >= 20]
     assert deep, "no 32-frame sample is mostly the recursive function's frames"
-    print(f"{len(samples)} samples, {len(full)} with {pc.MAX_FRAMES} frames, "
-          f"{len(data)} bytes of JSON")
+    in_kernel = [s for s in full if s["mode"] == "kernel"]
+    print(f"{len(samples)} samples, {len(full)} with {pc.MAX_FRAMES} frames "
+          f"({len(in_kernel)} in the kernel), {len(data)} bytes of JSON")

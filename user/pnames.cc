@@ -31,7 +31,7 @@ extern "C" {
 __attribute__((noinline, noclone)) unsigned long fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(int deadline) {
   unsigned long x = 88172645463325252UL;
   while (uptime() < deadline) {
-    for (int i = 0; i < 100000; i++) {
+    for (int i = 0; i < 300; i++) {  // short: a good share of the time is in uptime()
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
