@@ -9,6 +9,12 @@ Property tests of what the profile lab's reference solution once got wrong (issu
   printed) stands for any ELF a user could run. Every document must parse, every sample keep
   at most 32 frames, and every name be whole or cut with a visible "..." after a true prefix.
 
+* Reads. Each opening of /proc/profile reads exactly one document, whatever the read sizes
+  and however many samples arrive meanwhile: `labread -r` opens it several times while a
+  process is sampled, reads with random sizes (seeded) and goes on reading after the end.
+  Every document must be valid JSON, nothing may come after a read has returned 0, and each
+  document must hold the previous one's samples.
+
 The profiles are copied out through the export disk (export_disk.py): the console is far too
 slow for megabytes of JSON.
 """
@@ -20,11 +26,13 @@ import os
 import random
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 import export_disk
+import jobs
 import profile_check as pc
 from machine import REPO, Machine
 
@@ -38,7 +46,7 @@ RUN_TIMEOUT = 120
 def seed_from_env(name: str) -> int:
     """A seed for one property test: $NAME if set (to replay a failure), else a fresh one."""
     given = os.environ.get(name)
-    seed = int(given) if given else random.SystemRandom().randrange(1 << 32)
+    seed = int(given) if given else random.SystemRandom().randrange(10**9)
     print(f"{name}={seed}")
     return seed
 
@@ -146,5 +154,85 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
             if sum(symbol_bytes(f).startswith(long_names[0][:8]) for f in pc.user_frames(s)) >= 20]
     assert deep, "no 32-frame sample is mostly the recursive function's frames"
     in_kernel = [s for s in full if s["mode"] == "kernel"]
+    assert 0 < len(in_kernel) < len(full), (
+        f"pnames calls uptime() often: its 32-frame samples should be taken both in the kernel "
+        f"and in user mode, got {len(in_kernel)} of {len(full)} in the kernel")
     print(f"{len(samples)} samples, {len(full)} with {pc.MAX_FRAMES} frames "
           f"({len(in_kernel)} in the kernel), {len(data)} bytes of JSON")
+
+
+# --- One opening, one document ------------------------------------------------------------
+
+OPEN_LINE = re.compile(r"labread: open (\d+): (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, "
+                       r"(\d+) bytes after the end")
+SAVED = "/profdoc"
+
+
+@dataclass
+class Opening:
+    length: int
+    fnv: int
+    after: int  # bytes that came after a read had returned 0
+
+
+def random_reads(m: Machine, export_image: Path, seed: int, opens: int) -> tuple[list[Opening], bytes]:
+    """`labread -r`: /proc/profile opened `opens` times, each read with random sizes and
+    past its end; the openings' summaries, and the bytes of the last one."""
+    out = m.run(f"labread -r {seed} {opens} /proc/profile {SAVED}", timeout=RUN_TIMEOUT)
+    found = [Opening(int(g[1]), int(g[2], 16), int(g[4])) for g in OPEN_LINE.findall(out)]
+    assert len(found) == opens, f"`labread -r` should report {opens} openings:\n{out}"
+    return found, export_disk.copy_out(m, export_image, SAVED)
+
+
+def document_problems(openings: list[Opening], last: bytes) -> list[str]:
+    """Each opening read one valid document, and each document holds the previous one's
+    samples: with samples only ever appended, document k is the last one's first bytes up to
+    where document k's samples end, closed with "\\n]\\n"."""
+    problems = []
+    if pc.fnv1a(last) != openings[-1].fnv or len(last) != openings[-1].length:
+        problems.append("the saved copy of the last opening differs from what labread read")
+    for k, o in enumerate(openings, 1):
+        if o.after:
+            problems.append(f"opening {k}: {o.after} bytes came after a read had returned 0 "
+                            f"(end of file)")
+        if o.length < 4:
+            problems.append(f"opening {k}: only {o.length} bytes")
+            continue
+        doc = last[:o.length - 3] + b"\n]\n"
+        if pc.fnv1a(doc) != o.fnv:
+            problems.append(f"opening {k}: its {o.length} bytes are not the first bytes of the "
+                            f"last opening's document closed with \"\\n]\\n\"")
+            continue
+        try:
+            json.loads(doc)
+        except json.JSONDecodeError as err:
+            problems.append(f"opening {k}: not valid JSON: {err}")
+    lengths = [o.length for o in openings]
+    if lengths != sorted(lengths):
+        problems.append(f"a later opening has fewer samples: lengths {lengths}")
+    return problems
+
+
+@pytest.mark.parametrize("cpus", [3, 1], ids=["cpus3", "cpus1"])
+def test_each_open_reads_one_document_while_sampling(tmp_path: Path, cpus: int) -> None:
+    """Random read sizes, reads past the end, several openings, while spin is sampled."""
+    seed = seed_from_env("PROFILE_READ_SEED")
+    export_image = tmp_path / "export.img"
+    m = Machine(cpus, name=f"test_profile_json.documents.cpus{cpus}",
+                extra_args=export_disk.drive_args(export_image))
+    with m:
+        m.boot()
+        pid = jobs.start_background(m, "spin")
+        assert m.run("profile clear") == ""
+        assert m.run("profile rate 50") == ""
+        assert m.run(f"profile {pid} on") == ""
+        rounds = 3
+        for r in range(rounds):
+            openings, last = random_reads(m, export_image, seed + r, 4)
+            problems = document_problems(openings, last)
+            assert not problems, (f"PROFILE_READ_SEED={seed}, round {r}:\n  "
+                                  + "\n  ".join(problems))
+        assert m.run(f"profile {pid} off") == ""
+        jobs.kill_and_wait_gone(m, pid)
+        m.assert_no_failures()
+    print(f"{rounds} rounds of 4 openings, the last {len(last)} bytes")

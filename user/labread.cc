@@ -1,6 +1,7 @@
 // labread: reads a file with reads of one size, and says how long it was and what it held.
 //
 //   labread FILE SIZE [LIMIT [print]]
+//   labread -r SEED OPENS FILE [SAVE]
 //
 // Reads FILE SIZE bytes at a time (1 to 4096) and prints
 //
@@ -16,12 +17,27 @@
 // `labread: longer than LIMIT bytes` instead. With `print`, the bytes read are also copied to
 // the console, on a line of their own before the summary (for looking at the start of a
 // large file: `labread /proc/profile 512 512 print`).
+//
+// With -r, FILE is opened OPENS times in a row, and each opening is read with sizes drawn at
+// random (from 1 to 4096, mostly small, from SEED: the same seed gives the same sizes). A
+// reader such as `cat` reads until a read returns 0; this one then reads three times more,
+// a tenth of a second apart, to see whether the file grew after its end: for /proc/profile
+// it must not, since one opening reads one document. One line per opening:
+//
+//   labread: open K: N bytes, fnv1a XXXXXXXX, R reads, E bytes after the end
+//
+// where the N bytes include the E. With SAVE, the last opening's bytes are also written to
+// the file SAVE (created or truncated), for a grader to copy out: /proc/profile can be far
+// too long for the console.
 #include "lib/user.h"
 
 namespace {
 
 constexpr int kMaxSize = 4096;
 char buf[kMaxSize];  // static: the user stack is only one page
+constexpr long kMaxSaved = 256L << 10;  // under the largest file (268 KiB)
+char saved[kMaxSaved];  // the last opening's bytes, for SAVE
+long saved_length = 0;
 
 // A decimal number of up to 9 digits, or -1.
 long number(const char *s) {
@@ -35,13 +51,100 @@ long number(const char *s) {
 }
 
 [[noreturn]] void usage() {
-  fprintf(2, "usage: labread FILE SIZE [LIMIT [print]]   (1 <= SIZE <= %d)\n", kMaxSize);
+  fprintf(2,
+          "usage: labread FILE SIZE [LIMIT [print]]   (1 <= SIZE <= %d)\n"
+          "       labread -r SEED OPENS FILE [SAVE]\n",
+          kMaxSize);
   exit(2);
+}
+
+// xorshift64: the read sizes of -r, the same for the same seed.
+unsigned long next_random(unsigned long &state) {
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
+}
+
+// Mostly small reads, which start and end inside samples: 1 to 16 bytes half the time, up
+// to 512 a quarter of the time, up to 4096 otherwise.
+int random_size(unsigned long &state) {
+  unsigned long r = next_random(state);
+  switch (r % 4) {
+    case 0:
+    case 1: return 1 + static_cast<int>((r >> 8) % 16);
+    case 2: return 1 + static_cast<int>((r >> 8) % 512);
+    default: return 1 + static_cast<int>((r >> 8) % kMaxSize);
+  }
+}
+
+// One opening of -r. Returns false on an error (already reported).
+bool read_once(const char *path, int k, unsigned long &state, bool keep) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) {
+    fprintf(2, "labread: cannot open %s\n", path);
+    return false;
+  }
+  long total = 0, reads = 0, after = 0;
+  unsigned hash = 2166136261u;
+  int zeros = 0;  // reads that returned 0 so far
+  while (zeros < 4) {
+    int size = random_size(state);
+    int n = read(fd, buf, size);
+    if (n < 0 || n > size) {
+      printf("labread: open %d: a read of %d bytes returned %d after %ld bytes\n", k, size, n,
+             total);
+      close(fd);
+      return false;
+    }
+    if (n == 0) {
+      zeros++;
+      if (zeros < 4) sleep(1);
+      continue;
+    }
+    reads++;
+    if (zeros > 0) after += n;
+    if (keep) {
+      if (total + n > kMaxSaved) {
+        printf("labread: open %d: longer than %ld bytes\n", k, kMaxSaved);
+        close(fd);
+        return false;
+      }
+      memmove(saved + total, buf, n);
+    }
+    for (int i = 0; i < n; i++) hash = (hash ^ static_cast<unsigned char>(buf[i])) * 16777619u;
+    total += n;
+  }
+  close(fd);
+  printf("labread: open %d: %ld bytes, fnv1a %08x, %ld reads, %ld bytes after the end\n", k,
+         total, hash, reads, after);
+  if (keep) saved_length = total;
+  return true;
+}
+
+int random_reads(int argc, char **argv) {
+  long seed = number(argv[2]);
+  long opens = number(argv[3]);
+  if (seed < 0 || opens < 1) usage();
+  unsigned long state = static_cast<unsigned long>(seed) * 2654435761u + 1;
+  const char *save = argc == 6 ? argv[5] : nullptr;
+  for (int k = 1; k <= opens; k++)
+    if (!read_once(argv[4], k, state, save != nullptr && k == opens)) return 1;
+  if (save != nullptr) {
+    int fd = open(save, O_CREATE | O_TRUNC | O_WRONLY);
+    if (fd < 0 || write(fd, saved, static_cast<int>(saved_length)) != saved_length) {
+      fprintf(2, "labread: cannot write %s\n", save);
+      return 1;
+    }
+    close(fd);
+  }
+  return 0;
 }
 
 }  // namespace
 
 int main(int argc, char **argv) {
+  if ((argc == 5 || argc == 6) && strcmp(argv[1], "-r") == 0) return random_reads(argc, argv);
   if (argc < 3 || argc > 5) usage();
   long size = number(argv[2]);
   long limit = argc >= 4 ? number(argv[3]) : 1L << 40;
