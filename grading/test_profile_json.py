@@ -236,3 +236,54 @@ def test_each_open_reads_one_document_while_sampling(tmp_path: Path, cpus: int) 
         jobs.kill_and_wait_gone(m, pid)
         m.assert_no_failures()
     print(f"{rounds} rounds of 4 openings, the last {len(last)} bytes")
+
+
+# --- The cost of small reads --------------------------------------------------------------
+
+ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
+READTIME = re.compile(r"bsys: readtime pass (\d+) size (\d+) bytes (\d+) reads (\d+) insns (\d+)")
+LABREAD_LINE = re.compile(r"labread: (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads")
+COST_SAMPLES = 200
+# What one 1-byte read of /proc/profile may cost beyond its share of a pass of 4 KiB reads,
+# in null system calls (getpid) measured on the same machine: the system call, the lock and
+# finding the kept piece, never a sample's rendering (some 35 null calls for bsys's samples).
+PER_READ_LIMIT = 8
+
+
+def readtime(m: Machine, path: str, size: int) -> tuple[int, int, int]:
+    """Bytes, reads and guest instructions of the second of two passes over `path` (the
+    first also looks names up on the disk)."""
+    out = m.run(f"bsys readtime {path} 2 {size}", timeout=600)
+    passes = READTIME.findall(out)
+    assert len(passes) == 2, f"`bsys readtime {path} 2 {size}` failed:\n{out}"
+    return int(passes[1][2]), int(passes[1][3]), int(passes[1][4])
+
+
+def test_small_reads_cost_like_large_ones(boot) -> None:
+    """1-, 7- and 4096-byte reads give the same bytes, and a 1-byte pass costs its system
+    calls plus what a 4 KiB pass costs, not a sample's rendering per byte: counted in guest
+    instructions under -icount, so the host's load does not matter."""
+    m = boot(1, extra_args=ICOUNT_ARGS)
+    null = re.search(r"bsys: null calls (\d+) insns (\d+)", m.run("bsys null 1000"))
+    assert null, "`bsys null` failed"
+    per_null = int(null[2]) / int(null[1])
+    out = m.run(f"bsys fill {COST_SAMPLES}", timeout=300)
+    assert "bsys: fill samples" in out, f"`bsys fill` failed:\n{out}"
+    reads = {}
+    for size in (4096, 7, 1):
+        got = LABREAD_LINE.search(m.run(f"labread /proc/profile {size}", timeout=600))
+        assert got, f"`labread /proc/profile {size}` failed"
+        reads[size] = (int(got[1]), got[2])
+    assert len(set(reads.values())) == 1, f"the bytes differ with the read size: {reads}"
+    bytes_big, _, prof_big = readtime(m, "/proc/profile", 4096)
+    bytes_one, reads_one, prof_one = readtime(m, "/proc/profile", 1)
+    assert bytes_big == bytes_one == reads[1][0]
+    per_read = (prof_one - prof_big) / reads_one
+    print(f"{bytes_big} bytes of /proc/profile: 4 KiB reads {prof_big:,} instructions, 1-byte "
+          f"reads {prof_one:,} ({prof_one / prof_big:.1f}x); each 1-byte read "
+          f"{per_read:,.0f} instructions more, {per_read / per_null:.1f} null calls "
+          f"({per_null:.0f} instructions)")
+    assert per_read <= PER_READ_LIMIT * per_null, (
+        f"a 1-byte read of /proc/profile costs {per_read:,.0f} instructions beyond its share "
+        f"of a pass of 4 KiB reads, {per_read / per_null:.0f} null system calls: each small "
+        f"read renders its sample again")

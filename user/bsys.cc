@@ -14,7 +14,8 @@
 //   bsys fill N [SECONDS]    profile this process at the highest rate until the profile
 //                            holds N samples (or is full), and keep them there; start no
 //                            earlier than SECONDS after boot (see bench_fill)
-//   bsys readtime FILE PASSES   read FILE (meant for /proc/profile) to its end PASSES times
+//   bsys readtime FILE PASSES [SIZE]   read FILE (meant for /proc/profile) to its end PASSES
+//                            times, in reads of SIZE bytes (1 to 4096, 4096 by default)
 //   bsys nop                 do nothing (the program `bsys exec` runs)
 //
 // Each benchmark prints one line, `bsys: NAME key value key value ...`, with raw counts only:
@@ -589,14 +590,15 @@ void bench_fill(int want, int after) {
          capacity, end - start, start);
 }
 
-// Time reading `path` to its end in 4 KiB reads, `passes` times over. It is meant for
+// Time reading `path` to its end in reads of `size` bytes, `passes` times over. It is meant for
 // /proc/profile, which the kernel renders, and symbolizes, while it is read: the first pass
 // after new samples looks every address up in the executables' symbol tables (on disk); later
 // passes find the names in the kernel's cache and show the cost of rendering alone. Each pass
 // prints both counts: instructions (meaningful under -icount) and `time` ticks of 100 ns
 // (meaningful without it). Megabytes of JSON would take minutes to cross the console, which is
-// why the timing is done here.
-void bench_readtime(const char *path, int passes) {
+// why the timing is done here. Small reads show whether the kernel keeps what it rendered:
+// a pass of 1-byte reads must not cost a sample's rendering per byte.
+void bench_readtime(const char *path, int passes, int size) {
   for (int pass = 1; pass <= passes; pass++) {
     settle();  // again for each pass: the first may have waited for the disk
     unsigned long t0;
@@ -606,7 +608,7 @@ void bench_readtime(const char *path, int passes) {
     if (fd < 0) fail("cannot open the file to time");
     unsigned long bytes = 0, reads = 0;
     int n;
-    while ((n = read(fd, buf, kChunk)) > 0) {
+    while ((n = read(fd, buf, size)) > 0) {
       bytes += n;
       reads++;
     }
@@ -615,8 +617,8 @@ void bench_readtime(const char *path, int passes) {
     unsigned long t1;
     asm volatile("rdtime %0" : "=r"(t1));
     if (n < 0) fail("read error");
-    printf("bsys: readtime pass %d bytes %lu reads %lu insns %lu ticks %lu\n", pass, bytes, reads,
-           insns, t1 - t0);
+    printf("bsys: readtime pass %d size %d bytes %lu reads %lu insns %lu ticks %lu\n", pass, size,
+           bytes, reads, insns, t1 - t0);
   }
 }
 
@@ -650,8 +652,10 @@ int main(int argc, char **argv) {
     bench_ksys(parse(argv[2], "ROUNDS"), hz);
   } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
     bench_fill(parse(argv[2], "N"), argc == 4 ? parse(argv[3], "SECONDS") : 0);
-  } else if (argc == 4 && strcmp(cmd, "readtime") == 0) {
-    bench_readtime(argv[2], parse(argv[3], "PASSES"));
+  } else if ((argc == 4 || argc == 5) && strcmp(cmd, "readtime") == 0) {
+    int size = argc == 5 ? parse(argv[4], "SIZE") : kChunk;
+    if (size < 1 || size > kChunk) fail("SIZE must be 1..4096");
+    bench_readtime(argv[2], parse(argv[3], "PASSES"), size);
   } else {
     fprintf(2,
             "usage: bsys null|fork|exec|pingpong N\n"
@@ -660,7 +664,7 @@ int main(int argc, char **argv) {
             "       bsys prof FRAMES UNITS HZ\n"
             "       bsys ksys ROUNDS HZ\n"
             "       bsys fill N [SECONDS]\n"
-            "       bsys readtime FILE PASSES\n"
+            "       bsys readtime FILE PASSES [SIZE]\n"
             "       bsys nop\n");
     return 1;
   }
