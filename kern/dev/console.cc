@@ -67,7 +67,7 @@ int console_write(int, bool user_src, u64 src, u32, int n) {
   return done;
 }
 
-int console_read(int, bool user_dst, u64 dst, u32, int n) {
+int console_read(int, bool user_dst, u64 dst, u32, int n, u64 &) {
   int target = n;
   SpinGuard g(in.lock);
   while (n > 0) {

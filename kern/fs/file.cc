@@ -139,7 +139,7 @@ int fileread(File *f, UserAddr addr, int n) {
     case File::Type::Device: {
       const DevSw *dev = device_of(f);
       if (dev == nullptr || dev->read == nullptr) return -1;
-      int r = dev->read(f->minor, true, addr.va, f->off, n);
+      int r = dev->read(f->minor, true, addr.va, f->off, n, f->dev_state);
       if (r > 0) f->off += static_cast<u32>(r);
       return r;
     }

@@ -19,14 +19,18 @@ struct File {
   u32 off = 0;           // Type::Inode
   i16 major = 0;         // Type::Device
   i16 minor = 0;         // Type::Device: which device of that major (copied at open)
+  // Type::Device: what the driver keeps between reads of this opening; zero when opened
+  // (/proc/profile keeps the samples its document holds: kern/profile/report.cc).
+  u64 dev_state = 0;
 };
 
 // Map major device number to device functions. `user` says whether addr is a user address
 // of the current process. `off` is the open file's offset, which fileread/filewrite advance
 // by the count returned: the console ignores it, the files under /proc (kern/fs/procfs.cc)
-// use it to serve any read size. Return bytes moved, or -1.
+// use it to serve any read size. A read also gets the open file's dev_state, which the
+// driver may use to remember something per opening. Return bytes moved, or -1.
 struct DevSw {
-  int (*read)(int minor, bool user, u64 addr, u32 off, int n) = nullptr;
+  int (*read)(int minor, bool user, u64 addr, u32 off, int n, u64 &state) = nullptr;
   int (*write)(int minor, bool user, u64 addr, u32 off, int n) = nullptr;
 };
 extern DevSw devsw[NDEV];
@@ -84,5 +88,6 @@ void procfs_register(int minor, ProcRender render);
 
 // A /proc file too large to render into one page serves reads itself: `read` gets the
 // window [off, off+n) like a device read, and must give the same bytes for any read size.
-using ProcReader = int (*)(bool user, u64 addr, u32 off, int n);
+// `state` is the open file's, zero at open: what the reader keeps per opening.
+using ProcReader = int (*)(bool user, u64 addr, u32 off, int n, u64 &state);
 void procfs_register_reader(int minor, ProcReader read);

@@ -14,7 +14,10 @@
 // To add a file: write a function that renders it into a ProcText, and register it at
 // boot with procfs_register(minor, render). A file too big for one page registers a reader
 // instead (procfs_register_reader), which builds its own buffer and serves the window,
-// usually with procfs_copy_window.
+// usually with procfs_copy_window. A reader also gets the open file's dev_state, zero when
+// the file is opened, to keep what it needs per opening: /proc/profile fixes there, at the
+// first read, which samples its document holds, so that one opening reads one document
+// while samples keep arriving (kern/profile/report.cc).
 //
 // /proc files cannot be written.
 
@@ -41,9 +44,9 @@ void render_meminfo(ProcText &out) {
   out.str("total pages: ").num(ktotal_pages()).ch('\n');
 }
 
-int procfs_read(int minor, bool user, u64 addr, u32 off, int n) {
+int procfs_read(int minor, bool user, u64 addr, u32 off, int n, u64 &state) {
   if (minor < 0 || minor >= NPROCFILES || n < 0) return -1;
-  if (readers[minor] != nullptr) return readers[minor](user, addr, off, n);
+  if (readers[minor] != nullptr) return readers[minor](user, addr, off, n, state);
   if (renderers[minor] == nullptr) return -1;
   char *page = static_cast<char *>(kalloc_nozero());
   if (page == nullptr) return -1;

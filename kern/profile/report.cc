@@ -14,21 +14,31 @@
 // as is; every other one is a return address and is looked up at address - 1, so a call
 // that is the last instruction of a function is charged to that function, not the next.
 //
+// One opening, one document: the samples a document holds are fixed at the first read of
+// an opening, as the number committed then (kept in the open file's dev_state, with the
+// generation), and every later read of that opening serves the same document: after its
+// closing "]" a read returns 0, however many samples arrive meanwhile. The next opening
+// sees them: two openings in a row read two valid documents, the second holding the first's
+// samples and any newer ones. After a `profile clear`, an opening that had already started
+// reading gets -1: its samples are gone.
+//
 // LAB profile/procfile BEGIN
 // The file can be large (megabytes), so it is never built whole. The document is a
 // sequence of pieces: "[", one piece per sample ("\n" or ",\n" then the object), and
-// "\n]\n". A read of [off, off+n) renders pieces one at a time into a small buffer and
-// copies out the overlap. Rendering is deterministic and samples are only ever appended, so
-// the document read so far is always a prefix of the document later: any read size gives
-// the same bytes and ends in valid JSON, even while profiling continues. A cursor remembers
-// where the last read stopped, so reading sequentially costs time proportional to the
-// bytes read, not quadratic.
+// "\n]\n". A read of [off, off+n) renders pieces one at a time and copies out the overlap.
+// Rendering is deterministic and samples are only ever appended, so every document of one
+// generation has the same pieces at the same offsets, and only where its "\n]\n" goes
+// differs: any read size gives the same bytes. The pieces rendered last are kept (a few,
+// by generation and sample index, so several readers each find their own), each with its
+// offset: a read starts from the kept piece nearest below its offset, and a piece is
+// rendered once however many reads it takes to copy it out. Reading sequentially, even a
+// byte at a time, costs time proportional to the bytes read.
 // LAB profile/procfile STARTER
 // // The file can be large (a full sample array is megabytes of JSON), far more than any
 // // kernel buffer. A read asks for the bytes [off, off+n) of the document; whatever the read
-// // size, a reader must get the same bytes, and the text read so far must stay valid JSON
-// // once closed even while profiling continues. Reading the whole file from start to end
-// // should cost time proportional to its size.
+// // size, a reader must get the same bytes, and one opening reads exactly one valid
+// // document even while profiling continues. Reading the whole file from start to end, in
+// // reads of any size, should cost time proportional to its size.
 // LAB profile/procfile END
 
 #include "fs/file.h"
@@ -62,18 +72,29 @@ constexpr size_t FRAME_MAX = json::literal_len(",{\"address\":") + json::NUMBER_
 constexpr size_t SAMPLE_MAX = HEADER_MAX + MAX_FRAMES * FRAME_MAX + json::literal_len("]}");
 constexpr u32 PIECE_MAX = 33 * 1024;
 static_assert(PIECE_MAX >= SAMPLE_MAX, "a sample with the longest names must fit its piece");
-constinit char piece[PIECE_MAX];
 
-// Where the previous read ended: the start of sample `index`'s piece is at byte `off`.
-struct Cursor {
+// A piece rendered lately: sample `index` of `generation` (0: none), at byte `pos` of the
+// document. `used` orders them, to reuse the one least recently used.
+struct Piece {
   u32 generation = 0;
   u32 index = 0;
-  u64 off = 0;
+  u64 pos = 0;
+  u32 len = 0;
+  u64 used = 0;
+  char text[PIECE_MAX];
 };
-constinit Cursor cursor;
+constexpr int NPIECES = 4;  // readers at once that each keep their piece
+constinit Piece pieces[NPIECES];
+constinit u64 use_clock = 0;
 
-u32 render_sample(const Sample &s, bool first) {
-  json::Writer w(piece, PIECE_MAX);
+// What an opening keeps in dev_state: the generation and the number of samples its document
+// holds. Generations start at 1, so a state of 0 means "not read yet".
+constexpr u64 snapshot(u32 generation, u32 count) { return (u64(generation) << 32) | count; }
+constexpr u32 snapshot_generation(u64 state) { return static_cast<u32>(state >> 32); }
+constexpr u32 snapshot_count(u64 state) { return static_cast<u32>(state); }
+
+u32 render_sample(const Sample &s, bool first, char *out) {
+  json::Writer w(out, PIECE_MAX);
   w.raw(first ? "\n" : ",\n");
   w.begin_object();
   w.key("pid").number(s.pid);
@@ -126,39 +147,70 @@ bool emit(const char *text, u32 len, u64 pos, bool user, u64 addr, u64 off, int 
   return true;
 }
 
-int profile_read(bool user, u64 addr, u32 off, int n) {
+// The kept piece of sample `index`, or the least recently used one rendered anew with it.
+// Caller holds lock(); nullptr if the sample is not committed.
+Piece *piece_of(u32 generation, u32 index, u64 pos) {
+  Piece *victim = &pieces[0];
+  for (Piece &p : pieces) {
+    if (p.generation == generation && p.index == index) {
+      p.used = ++use_clock;
+      return &p;
+    }
+    if (p.used < victim->used) victim = &p;
+  }
+  const Sample *s = sample(index);
+  if (s == nullptr) return nullptr;
+  victim->generation = generation;
+  victim->index = index;
+  victim->pos = pos;
+  victim->len = render_sample(*s, index == 0, victim->text);
+  victim->used = ++use_clock;
+  return victim;
+}
+
+int profile_read(bool user, u64 addr, u32 off, int n, u64 &state) {
   if (n <= 0) return 0;
   lock();
   Counters c = counters();
+  if (state == 0) state = snapshot(c.generation, c.recorded);  // this opening's document
+  u32 generation = snapshot_generation(state), count = snapshot_count(state);
+  if (generation != c.generation) {  // cleared since this opening began: its samples are gone
+    unlock();
+    return -1;
+  }
+  // Start at the kept piece of this document nearest below off, or at the beginning.
+  const Piece *from = nullptr;
+  for (const Piece &p : pieces)
+    if (p.generation == generation && p.index < count && p.pos <= off &&
+        (from == nullptr || p.pos > from->pos))
+      from = &p;
   int done = 0;
   bool ok = true;
   u32 i = 0;
   u64 pos = 1;  // after "["
-  if (cursor.generation == c.generation && cursor.off <= off && cursor.index <= c.recorded) {
-    i = cursor.index;
-    pos = cursor.off;
+  if (from != nullptr) {
+    i = from->index;
+    pos = from->pos;
   } else {
     ok = emit("[", 1, 0, user, addr, off, n, &done);
   }
-  for (; ok && done < n && i < c.recorded; i++) {
-    const Sample *s = sample(i);
-    if (s == nullptr) break;
-    u32 len = render_sample(*s, i == 0);
-    if (pos + len > off) {
-      cursor = Cursor{c.generation, i, pos};
-      ok = emit(piece, len, pos, user, addr, off, n, &done);
-    }
-    pos += len;
+  for (; ok && done < n && i < count; i++) {
+    Piece *p = piece_of(generation, i, pos);
+    if (p == nullptr) break;
+    ok = emit(p->text, p->len, pos, user, addr, off, n, &done);
+    pos += p->len;
   }
-  if (ok && done < n && i >= c.recorded) ok = emit("\n]\n", 3, pos, user, addr, off, n, &done);
+  if (ok && done < n && i >= count) ok = emit("\n]\n", 3, pos, user, addr, off, n, &done);
   unlock();
   return ok ? done : -1;
 }
 // LAB profile/procfile STARTER
 // // The window [off, off+n) of /proc/profile, copied to addr (a user address if user is
-// // true); returns the number of bytes copied, 0 at the end, -1 if the copy failed.
+// // true); returns the number of bytes copied, 0 at the end, -1 if the copy failed. `state`
+// // belongs to the open file: zero when it is opened, kept between its reads.
 // int profile_read([[maybe_unused]] bool user, [[maybe_unused]] u64 addr,
-//                  [[maybe_unused]] u32 off, [[maybe_unused]] int n) {
+//                  [[maybe_unused]] u32 off, [[maybe_unused]] int n,
+//                  [[maybe_unused]] u64 &state) {
 //   return 0;
 // }
 // LAB profile/procfile END
@@ -205,7 +257,7 @@ void report_init() {
 
 void report_reset() {
   // LAB profile/procfile BEGIN: forget what profile_read keeps between reads (profile CLEAR)
-  cursor = Cursor{};
+  for (Piece &p : pieces) p.generation = 0;
   // LAB profile/procfile STARTER
   // LAB profile/procfile END
 }
