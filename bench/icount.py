@@ -158,6 +158,12 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
     figs.append(Figure("prof.render.rate", "profiler",
                        "/proc/profile output (names cached)", "bytes / M instructions",
                        "icount", digits=0, exact=True))
+    figs.append(Figure("prof.render.bytewise", "profiler",
+                       "/proc/profile in 1-byte reads, against 4 KiB reads", "x", "icount",
+                       digits=1, exact=True))
+    figs.append(Figure("prof.render.bytewise_read", "profiler",
+                       "/proc/profile, one 1-byte read beyond its share of 4 KiB reads",
+                       "instructions", "icount", digits=0, exact=True))
     return {f.key: f for f in figs}
 
 
@@ -247,6 +253,9 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S}", "fill", timeout=600)
     passes = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)
     warm = passes[1]
+    # One pass of 1-byte reads, after the passes above have cached every name: each read is
+    # a system call, but no read may render a sample again (the kernel keeps the piece).
+    bytewise = g.one("readtime /proc/profile 1 1", "readtime", timeout=1800)
     samples = fill["samples"]
     figs["prof.render.per_sample"].add(warm["insns"] / samples)
     figs["prof.render.rate"].add(warm["bytes"] * 1e6 / warm["insns"])
@@ -255,6 +264,16 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
         f"{samples:,} samples of mixed user work and system calls, {per_sample:,.0f} bytes "
         "of JSON each; the second read of the file (the first also reads symbol tables from "
         "the disk)")
+    if bytewise["bytes"] == warm["bytes"]:
+        figs["prof.render.bytewise"].add(bytewise["insns"] / warm["insns"])
+        figs["prof.render.bytewise_read"].add(
+            (bytewise["insns"] - warm["insns"]) / bytewise["reads"])
+        figs["prof.render.bytewise"].note = (
+            f"{bytewise['reads']:,} reads of one byte against {warm['reads']:,} of 4 KiB: "
+            "the system calls themselves, not rendering, make the difference")
+    else:
+        figs["prof.render.bytewise"].missing = figs["prof.render.bytewise_read"].missing = (
+            f"1-byte reads gave {bytewise['bytes']:,} bytes, 4 KiB reads {warm['bytes']:,}")
     if fill["start"] + fill["ticks"] >= NINE_DIGITS_UNTIL_TICKS:
         figs["prof.render.per_sample"].note += (
             "; the fill ran more than 1,000 s after boot, so timestamps had ten digits and "
