@@ -21,12 +21,9 @@ slow for megabytes of JSON.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,28 +32,11 @@ import export_disk
 import jobs
 import profile_check as pc
 from machine import REPO, Machine
+from profile_props import (BOTTOM, DESCEND, document_problems, hostile_names, name_problems,
+                           parse_openings, seed_from_env, symbol_bytes)
 
 USER = REPO / "build" / "user"
-DESCEND = ("descenso_" + "ñ" * 80).encode()  # user/pnames.cc: longer than the name buffer
-BOTTOM = ("fondo_" + "é" * 70).encode()      # fits whole
-CUT_MARK = b"..."
 RUN_TIMEOUT = 120
-
-
-def seed_from_env(name: str) -> int:
-    """A seed for one property test: $NAME if set (to replay a failure), else a fresh one."""
-    given = os.environ.get(name)
-    seed = int(given) if given else random.SystemRandom().randrange(10**9)
-    print(f"{name}={seed}")
-    return seed
-
-
-def hostile_names(rng: random.Random) -> tuple[bytes, bytes]:
-    """Two names of the lengths of pnames' own, of random bytes 1..255 (any but NUL)."""
-    def one(n: int) -> bytes:
-        return bytes(rng.randrange(1, 256) for _ in range(n))
-    return one(len(DESCEND)), one(len(BOTTOM))
-
 
 def image_with(tmp: Path, replaced: dict[str, bytes]) -> Path:
     """A copy of fs.img's contents, built with mkfs, with some programs replaced."""
@@ -84,34 +64,6 @@ def rewrite_names(program: bytes, names: dict[bytes, bytes]) -> bytes:
         assert count >= 1, f"{old[:20]!r}... is not in the program"
         program = program.replace(old + b"\0", new + b"\0")
     return program
-
-
-def symbol_bytes(frame: pc.Frame) -> bytes:
-    """A frame's name as the bytes the kernel read: it escapes each byte >= 0x7f as
-    \\u00XX, which a JSON parser reads as the code point of that byte."""
-    return frame["symbol"].encode("latin-1")
-
-
-def name_problems(samples: list[pc.Sample], pid: int, long_names: list[bytes]) -> list[str]:
-    """Frames at most 32 a sample, and each long name whole or cut with "..." after a prefix."""
-    problems = []
-    for i, s in enumerate(samples):
-        frames = s["samples"]
-        if len(frames) > pc.MAX_FRAMES:
-            problems.append(f"sample {i} has {len(frames)} frames, more than {pc.MAX_FRAMES}")
-        if s["pid"] != pid:
-            continue
-        for f in pc.user_frames(s):
-            got = symbol_bytes(f)
-            for full in long_names:
-                if got == full or not (full.startswith(got[:8]) and len(got) >= 8):
-                    continue
-                if not (got.endswith(CUT_MARK) and full.startswith(got[:-len(CUT_MARK)])):
-                    problems.append(f"sample {i}: name {got!r} is neither {full!r} whole nor a "
-                                    f"prefix of it followed by {CUT_MARK!r}")
-                elif len(got) < 64:
-                    problems.append(f"sample {i}: name cut to {len(got)} bytes: {got!r}")
-    return problems
 
 
 def profile_pnames(m: Machine, image: Path, depth: int, seconds: int) -> tuple[int, bytes]:
@@ -163,54 +115,14 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
 
 # --- One opening, one document ------------------------------------------------------------
 
-OPEN_LINE = re.compile(r"labread: open (\d+): (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, "
-                       r"(\d+) bytes after the end")
 SAVED = "/profdoc"
 
 
-@dataclass
-class Opening:
-    length: int
-    fnv: int
-    after: int  # bytes that came after a read had returned 0
-
-
-def random_reads(m: Machine, export_image: Path, seed: int, opens: int) -> tuple[list[Opening], bytes]:
+def random_reads(m: Machine, export_image: Path, seed: int, opens: int):
     """`labread -r`: /proc/profile opened `opens` times, each read with random sizes and
     past its end; the openings' summaries, and the bytes of the last one."""
     out = m.run(f"labread -r {seed} {opens} /proc/profile {SAVED}", timeout=RUN_TIMEOUT)
-    found = [Opening(int(g[1]), int(g[2], 16), int(g[4])) for g in OPEN_LINE.findall(out)]
-    assert len(found) == opens, f"`labread -r` should report {opens} openings:\n{out}"
-    return found, export_disk.copy_out(m, export_image, SAVED)
-
-
-def document_problems(openings: list[Opening], last: bytes) -> list[str]:
-    """Each opening read one valid document, and each document holds the previous one's
-    samples: with samples only ever appended, document k is the last one's first bytes up to
-    where document k's samples end, closed with "\\n]\\n"."""
-    problems = []
-    if pc.fnv1a(last) != openings[-1].fnv or len(last) != openings[-1].length:
-        problems.append("the saved copy of the last opening differs from what labread read")
-    for k, o in enumerate(openings, 1):
-        if o.after:
-            problems.append(f"opening {k}: {o.after} bytes came after a read had returned 0 "
-                            f"(end of file)")
-        if o.length < 4:
-            problems.append(f"opening {k}: only {o.length} bytes")
-            continue
-        doc = last[:o.length - 3] + b"\n]\n"
-        if pc.fnv1a(doc) != o.fnv:
-            problems.append(f"opening {k}: its {o.length} bytes are not the first bytes of the "
-                            f"last opening's document closed with \"\\n]\\n\"")
-            continue
-        try:
-            json.loads(doc)
-        except json.JSONDecodeError as err:
-            problems.append(f"opening {k}: not valid JSON: {err}")
-    lengths = [o.length for o in openings]
-    if lengths != sorted(lengths):
-        problems.append(f"a later opening has fewer samples: lengths {lengths}")
-    return problems
+    return parse_openings(out, opens), export_disk.copy_out(m, export_image, SAVED)
 
 
 @pytest.mark.parametrize("cpus", [3, 1], ids=["cpus3", "cpus1"])
