@@ -30,9 +30,12 @@ from dataclasses import dataclass
 
 import pytest
 
+import export_disk
 import jobs
 import profile_check as pc
 from machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
+from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
+                           seed_from_env, symbol_bytes)
 
 LAB = "profile"
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
@@ -310,7 +313,7 @@ def spin_profile(_shared_holder) -> SpinProfile:
     return SpinProfile(pid, text, samples)
 
 
-@points(10, lab=LAB)
+@points(6, lab=LAB)
 def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     samples = spin_profile.samples
     assert_no_problems(pc.schema_problems(samples),
@@ -324,7 +327,7 @@ def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     assert spin_profile.text.endswith("]\n"), "/proc/profile should end with `]` and a newline"
 
 
-@points(8, lab=LAB)
+@points(4, lab=LAB)
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
     fresh_profile(shared, 20)
     profile_background(shared, "spin", 1.5)
@@ -477,6 +480,100 @@ def test_full_profile(shared: Machine) -> None:
     assert f"labread: longer than {FULL_READ_BYTES} bytes" in out, (
         f"a full profile of {capacity} samples should be longer than {FULL_READ_BYTES:,} "
         f"bytes: `labread /proc/profile 4096 {FULL_READ_BYTES}` printed {out.strip()!r}")
+
+
+# Samples whose names escape to nearly a kilobyte each, 32 frames deep, through a second disk:
+# the console is far too slow for them (see grading/export_disk.py).
+@dataclass(frozen=True)
+class NamesProfile:
+    pid: int
+    data: bytes  # /proc/profile as copied out
+
+
+@pytest.fixture(scope="module")
+def names_profile(tmp_path_factory: pytest.TempPathFactory) -> NamesProfile:
+    """`pnames 40` (user/pnames.cc) profiled at 20 Hz for two seconds in all mode, on a
+    machine of its own with an export disk."""
+    image = tmp_path_factory.mktemp("export") / "export.img"
+    with Machine(3, name="test_lab_profile.names", extra_args=export_disk.drive_args(image)) as m:
+        m.boot()
+        fresh_profile(m, 20)
+        status, out = status_of(m, "profile all on")
+        assert status == 0, f"`profile all on` failed: {out.strip()!r}"
+        out = m.run("pnames 40 2", timeout=RUN_TIMEOUT)
+        m.run("profile all off")
+        assert "pnames: done" in out, f"pnames 40 2 failed: {out!r}"
+        data = export_disk.copy_out(m, image, "/proc/profile")
+    # The pid, without parsing: names_samples() says what is wrong with the JSON, if anything.
+    pids = set(re.findall(rb'"pid":(\d+),"tid":\d+,"comm":"pnames"', data))
+    return NamesProfile(int(pids.pop()) if len(pids) == 1 else -1, data)
+
+
+def names_samples(p: NamesProfile) -> list[pc.Sample]:
+    try:
+        text = p.data.decode("ascii")
+    except UnicodeDecodeError as err:
+        raise AssertionError(
+            f"/proc/profile holds a byte that is not ASCII at {err.start} (json::Writer escapes "
+            f"every byte >= 0x7f of a name as \\u00XX)") from None
+    samples = pc.parse_profile(text)
+    mine = pc.of_pid(samples, p.pid)
+    assert len(mine) >= 5, (
+        f"expected samples of pnames (\"comm\":\"pnames\"), got {len(mine)}")
+    return samples
+
+
+@points(3, lab=LAB)
+def test_long_escaped_names_at_full_depth(names_profile: NamesProfile) -> None:
+    """32 frames of names that escape to nearly a kilobyte each still make valid JSON."""
+    samples = names_samples(names_profile)
+    problems = name_problems(samples, names_profile.pid, [DESCEND, BOTTOM])
+    assert_no_problems(problems, (
+        "pnames' long names are wrong (a name longer than the buffer of prof::symbolize is "
+        "cut and ends in \"...\"; a sample's text must be rendered whole, whatever its "
+        "names: size the buffer for MAX_FRAMES names of NAME_MAX - 1 bytes, each escaped)"))
+
+
+@points(2, lab=LAB)
+def test_at_most_32_frames_with_stub_caller(names_profile: NamesProfile) -> None:
+    """A rendered sample holds at most MAX_FRAMES frames, the stub's caller included."""
+    samples = pc.of_pid(names_samples(names_profile), names_profile.pid)
+    over = [s for s in samples if len(s["samples"]) > pc.MAX_FRAMES]
+    assert not over, (
+        f"a sample of {len(over[0]['samples'])} frames: a rendered sample holds at most "
+        f"MAX_FRAMES ({pc.MAX_FRAMES}) frames, including the caller of a system-call stub; "
+        f"on a full stack the outermost frame gives way")
+    in_stub = [s for s in samples if s["mode"] == "kernel" and pc.innermost_user(s) == "uptime"]
+    assert in_stub, "no kernel-mode sample of pnames inside uptime(), which it calls all the time"
+    with_caller = [s for s in in_stub if len(s["samples"]) == pc.MAX_FRAMES
+                   and len(pc.user_frames(s)) >= 2
+                   and symbol_bytes(pc.user_frames(s)[1]) == BOTTOM]
+    assert with_caller, (
+        f"no {pc.MAX_FRAMES}-frame sample inside uptime() names its caller right after it; "
+        f"e.g. {pc.describe(in_stub[0])}")
+
+
+@points(3, lab=LAB)
+def test_live_reads_end_with_one_document(shared: Machine) -> None:
+    """While a process is sampled, each opening reads one document: nothing after its end."""
+    seed = seed_from_env("LAB_READ_SEED")
+    fresh_profile(shared, 20)
+    pid = jobs.start_background(shared, "spin")
+    try:
+        switch(shared, pid, True)
+        time.sleep(1)
+        out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=CAT_TIMEOUT)
+        switch(shared, pid, False)
+    finally:
+        jobs.kill_and_wait_gone(shared, pid)
+    openings = parse_openings(out, 3)
+    last = shared.run("cat /profdoc", timeout=CAT_TIMEOUT).encode()
+    shared.run("rm /profdoc")
+    assert_no_problems(document_problems(openings, last), (
+        f"LAB_READ_SEED={seed}: /proc/profile, opened three times and read with random sizes "
+        f"while spin was sampled, does not read one document per opening (decide, at the "
+        f"first read of an opening, which samples its document holds, and keep that in "
+        f"`state`)"))
 
 
 # --- Task 3: `profile run` and the questions -----------------------------------------------
