@@ -487,29 +487,35 @@ def test_full_profile(shared: Machine) -> None:
 @dataclass(frozen=True)
 class NamesProfile:
     pid: int
-    data: bytes  # /proc/profile as copied out
+    data: bytes   # /proc/profile as copied out
+    problem: str  # why there is no profile, if there is none
 
 
 @pytest.fixture(scope="module")
 def names_profile(tmp_path_factory: pytest.TempPathFactory) -> NamesProfile:
     """`pnames 40` (user/pnames.cc) profiled at 20 Hz for two seconds in all mode, on a
-    machine of its own with an export disk."""
+    machine of its own with an export disk. A failure here fails each test that uses it."""
     image = tmp_path_factory.mktemp("export") / "export.img"
-    with Machine(3, name="test_lab_profile.names", extra_args=export_disk.drive_args(image)) as m:
-        m.boot()
-        fresh_profile(m, 20)
-        status, out = status_of(m, "profile all on")
-        assert status == 0, f"`profile all on` failed: {out.strip()!r}"
-        out = m.run("pnames 40 2", timeout=RUN_TIMEOUT)
-        m.run("profile all off")
-        assert "pnames: done" in out, f"pnames 40 2 failed: {out!r}"
-        data = export_disk.copy_out(m, image, "/proc/profile")
+    try:
+        with Machine(3, name="test_lab_profile.names",
+                     extra_args=export_disk.drive_args(image)) as m:
+            m.boot()
+            fresh_profile(m, 20)
+            status, out = status_of(m, "profile all on")
+            assert status == 0, f"`profile all on` failed: {out.strip()!r}; see task 1"
+            out = m.run("pnames 40 2", timeout=RUN_TIMEOUT)
+            m.run("profile all off")
+            assert "pnames: done" in out, f"pnames 40 2 failed: {out!r}"
+            data = export_disk.copy_out(m, image, "/proc/profile")
+    except AssertionError as err:  # MachineError is one too
+        return NamesProfile(-1, b"", str(err))
     # The pid, without parsing: names_samples() says what is wrong with the JSON, if anything.
     pids = set(re.findall(rb'"pid":(\d+),"tid":\d+,"comm":"pnames"', data))
-    return NamesProfile(int(pids.pop()) if len(pids) == 1 else -1, data)
+    return NamesProfile(int(pids.pop()) if len(pids) == 1 else -1, data, "")
 
 
 def names_samples(p: NamesProfile) -> list[pc.Sample]:
+    assert not p.problem, f"profiling pnames failed: {p.problem}"
     try:
         text = p.data.decode("ascii")
     except UnicodeDecodeError as err:
