@@ -37,8 +37,9 @@
 // by pid instead of clearing the profile.
 // LAB profile/run STARTER
 // // `profile run CMD [ARG...]` runs CMD as a child process, samples it from its first
-// // instruction to its exit, prints `profile: pid N (CMD) exited with status S`, and then the
-// // report for that process alone. Samples of other processes must stay in the profile.
+// // instruction to its exit, prints `profile: pid N (CMD) exited with status S after T ms`,
+// // and then the report for that process alone. Samples of other processes must stay in
+// // the profile.
 // LAB profile/run END
 #include "abi/profile.h"
 #include "lib/user.h"
@@ -550,6 +551,7 @@ int run(char **argv) {
   }
   close(go[0]);
   bool on = profile(pid, PROF_ON, 0) == 0;
+  unsigned long start = now_ms();
   write(go[1], on ? "g" : "x", 1);
   close(go[1]);
   int status = 0;
@@ -560,8 +562,11 @@ int run(char **argv) {
     fprintf(2, "profile: could not start profiling pid %d\n", pid);
     return 1;
   }
-  // The process has exited, which stopped its sampling; its samples stay.
-  printf("profile: pid %d (%s) exited with status %d\n", pid, argv[0], status);
+  // The process has exited, which stopped its sampling; its samples stay. Its time from the
+  // go-ahead to its exit says how many samples the rate promised (it was not running all of
+  // that time: it may have slept, or waited for a hart).
+  printf("profile: pid %d (%s) exited with status %d after %lu ms\n", pid, argv[0], status,
+         now_ms() - start);
   return top(10, pid);
 }
 // LAB profile/run STARTER
