@@ -28,7 +28,9 @@ SOLUTION_ONLY = [
     "attach_live_images",
     "render_sample(const Sample",  # kern/profile/report.cc
     "PIECE_MAX",
-    "struct Cursor",
+    "struct Piece",
+    "SAMPLE_MAX",
+    "snapshot_count",
     "want_lo",
     "run_child",            # user/profile.cc
     "go_fd",
