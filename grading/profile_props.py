@@ -119,4 +119,7 @@ def document_problems(openings: list[Opening], last: bytes) -> list[str]:
     lengths = [o.length for o in openings]
     if lengths != sorted(lengths):
         problems.append(f"a later opening has fewer samples: lengths {lengths}")
+    elif lengths[0] == lengths[-1]:
+        problems.append(f"no sample arrived while the file was read (lengths {lengths}): "
+                        f"nothing was tried")
     return problems
