@@ -145,3 +145,24 @@ def test_real_nm_output(mkfs_bin: Path) -> None:
             addr, size = int(parts[0], 16), int(parts[1], 16)
             assert addr in by_addr, line
             assert by_addr[addr][0] == size, line
+
+
+def test_names_of_any_bytes_pass_through() -> None:
+    """A name is bytes, not text: any byte but NUL and newline (which nm's lines cannot
+    carry) reaches the table as it was, whatever the locale, UTF-8 or not."""
+    names = [bytes(range(1, 10)) + bytes(range(11, 32)), bytes(range(0x7f, 0x100)),
+             "ñandú_función".encode(), b"\xc3(\xff\xfe\"\\"]
+    text = b"".join(b"%016x %016x T %s\n" % (0x1000 * (i + 1), 0x10, n)
+                    for i, n in enumerate(names))
+    env = {"PATH": "/usr/bin:/bin", "LC_ALL": "C", "PYTHONUTF8": "0"}
+    p = subprocess.run([sys.executable, str(TOOL)], input=text, capture_output=True,
+                       timeout=30, env=env)
+    assert p.returncode == 0, p.stderr.decode(errors="replace")
+    blob = p.stdout
+    count = struct.unpack_from("<4I", blob)[1]
+    strtab = blob[16 + 16 * count:]
+    got = []
+    for i in range(count):
+        _, _, name = struct.unpack_from("<QII", blob, 16 + 16 * i)
+        got.append(strtab[name:strtab.index(b"\0", name)])
+    assert got == names
