@@ -2,9 +2,11 @@
 """Turn `nm -C -n -S --defined-only` output into the binary symbol table of kern/lib/symtab.h.
 
 Reads nm's text on stdin, writes the table to stdout. Only code symbols (types T, t, W, w)
-are kept. When several symbols share an address, the global one with a size wins.
+are kept. A name is bytes, not text: whatever bytes nm prints (UTF-8 or not, control bytes)
+go into the table as they are, whatever the locale. When several symbols share an address, the global one with a size wins.
 Usage: nm -C -n -S --defined-only ELF | mksymtab.py > table.bin
 """
+import io
 import struct
 import sys
 
@@ -38,7 +40,7 @@ def build(symbols):
     for addr, size, name in symbols:
         if name not in offsets:
             offsets[name] = len(strtab)
-            strtab += name.encode() + b"\0"
+            strtab += name.encode("utf-8", "surrogateescape") + b"\0"
         entries += struct.pack("<QII", addr, min(size, 0xFFFFFFFF), offsets[name])
     if not strtab:
         strtab = bytearray(b"\0")
@@ -47,7 +49,10 @@ def build(symbols):
 
 
 def main():
-    sys.stdout.buffer.write(build(parse(sys.stdin)))
+    # Bytes that are not UTF-8 become lone surrogates here and the same bytes again in build().
+    lines = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape",
+                             newline="\n")
+    sys.stdout.buffer.write(build(parse(lines)))
 
 
 if __name__ == "__main__":
