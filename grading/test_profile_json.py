@@ -1,6 +1,6 @@
 """/proc/profile is one valid JSON document, whatever the names, the depth and the reads.
 
-Property tests of what the profile lab's reference solution once got wrong (issue 14):
+Property tests of what the profile lab's reference solution once got wrong:
 
 * Names. Every name byte that JSON must escape becomes six bytes (\\u00XX), so 32 frames of
   long non-ASCII names make a sample of tens of kilobytes. `pnames N` recurses N deep in a
@@ -14,6 +14,10 @@ Property tests of what the profile lab's reference solution once got wrong (issu
   process is sampled, reads with random sizes (seeded) and goes on reading after the end.
   Every document must be valid JSON, nothing may come after a read has returned 0, and each
   document must hold the previous one's samples.
+
+* Cost. Reading a byte at a time must not render a sample per read: under -icount, with the
+  same bytes for reads of 1, 7 and 4096 bytes, a 1-byte read may cost only a few null
+  system calls beyond its share of a pass of 4 KiB reads.
 
 The profiles are copied out through the export disk (export_disk.py): the console is far too
 slow for megabytes of JSON.
