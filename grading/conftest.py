@@ -21,10 +21,15 @@ points. An optional `name="..."` gives the title the grader prints instead of th
 
 By default the session starts with `make all` so the kernel and fs.img are current; pass
 --no-build to skip that. Under `make test` it is skipped too: make has just built them.
+
+`--outcomes=FILE` writes each test's result with the class of the exception that ended it,
+so a caller can tell an assertion that failed from a machine that did not boot
+(test_lab_discrimination.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -40,6 +45,9 @@ DEFAULT_CPUS = 3
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--no-build", action="store_true",
                      help="do not run `make all` before the tests")
+    parser.addoption("--outcomes", metavar="FILE",
+                     help="append each test's result and the exception that ended it to FILE "
+                          "(one line of JSON per test phase)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -155,10 +163,34 @@ def _machines_of(item: pytest.Item) -> list[Machine]:
     return unique
 
 
+def _write_outcome(item: pytest.Item, call: pytest.CallInfo[None],
+                   report: pytest.TestReport) -> None:
+    path = item.config.getoption("outcomes")
+    if not path:
+        return
+    exc = call.excinfo.value if call.excinfo is not None else None
+    classes = [c.__name__ for c in type(exc).__mro__] if exc is not None else []
+    if report.skipped and isinstance(report.longrepr, tuple):
+        message = str(report.longrepr[2]).removeprefix("Skipped: ")
+    elif exc is not None:
+        message = str(exc)
+    else:
+        message = str(report.longrepr or "")
+    entry = {"name": item.name, "nodeid": item.nodeid, "when": report.when,
+             "outcome": report.outcome, "exception": classes[0] if classes else None,
+             # A MachineError is an AssertionError too, but says that the machine failed
+             # (a boot or a command timed out), not that the test's check did.
+             "assertion": "AssertionError" in classes and "MachineError" not in classes,
+             "message": message.strip()[:2000]}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(entry) + "\n")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     outcome = yield
     report = outcome.get_result()
+    _write_outcome(item, call, report)
     if not report.failed:
         return
     machines = _machines_of(item)

@@ -9,14 +9,17 @@ tree unless the same tests also fail the trees that are not right. Two kinds are
 * Mutants (grading/mutants/*.patch): each patch makes one mistake a student could make, in a
   copy of our tree (the file ignores the read offset, the call accepts a pid that does not
   exist, return addresses looked up as they are, a full array overwriting old samples, no
-  comma between samples, ...). Each one must lose points on at least one lab test. A patch
-  names the test expected to catch it (`Caught by: test_...`); that test runs first, and only
-  if it passes are all the lab tests run (stopping at the first failure). A mutant that
-  loses no points fails here, with the results of every test.
+  comma between samples, ...). A patch names the lab test that must catch it (`Caught by:
+  test_...`), and is applied with `git apply`. That test alone runs, and the mutant counts
+  as caught only if it fails on one of its own checks: an assertion. An error (a machine
+  that did not boot or a command that timed out, a fixture that failed, a skip) proves
+  nothing about the mutant, and fails this check with its reason; so does a named test
+  that passes.
 
 The result of each case goes in the terminal summary (through conftest.py's tallies):
 
     mutant ra-lookup (caught by test_symbols_at_return_address): 1/1
+    mutant ra-lookup (caught by test_symbols_at_return_address): 0/1   (it passed or erred)
 
 and in build/grade-logs/lab-discrimination/, one file per case.
 
@@ -29,12 +32,12 @@ for each mutant (15 to 60 s each). The cases are independent, so pytest-xdist sp
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -59,8 +62,10 @@ SUMMARY_DIR = LOG_DIR / "lab-discrimination"
 
 
 def clean_env() -> dict[str, str]:
-    """This process's environment without what an outer make or pytest put there."""
-    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTEST_CURRENT_TEST")
+    """This process's environment without what an outer make or pytest put there. CI is
+    dropped too: under CI=true a skip is reported as a failure (strict_skips.py), and here
+    a skip must stay a skip, which proves nothing."""
+    drop = ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "PYTEST_CURRENT_TEST", "CI")
     return {k: v for k, v in os.environ.items()
             if k not in drop and not k.startswith("PYTEST_XDIST")}
 
@@ -79,32 +84,50 @@ def build(tree: Path, timeout: float = 900) -> None:
 @dataclass(frozen=True)
 class Outcomes:
     results: dict[str, str]  # test name -> passed, failed, error or skipped
+    reasons: dict[str, str]  # test name -> why it failed, erred or was skipped
     output: str
 
     def failed(self) -> list[str]:
         return [name for name, result in self.results.items() if result != "passed"]
 
     def table(self) -> str:
-        return "\n".join(f"  {result:7} {name}" for name, result in self.results.items())
+        return "\n".join(f"  {result:7} {name}" + (f": {self.reasons[name][:300]}"
+                                                   if self.reasons.get(name) else "")
+                         for name, result in self.results.items())
+
+
+def verdict(phases: list[dict]) -> tuple[str, str]:
+    """One test's result from its phases (conftest.py's --outcomes lines): "failed" only for
+    an assertion of the test's own in the call phase; "error" for any other exception or a
+    failure in setup or teardown; "skipped"; else "passed". With the reason."""
+    for phase in phases:
+        if phase["outcome"] == "skipped":
+            return "skipped", phase["message"]
+        if phase["outcome"] != "failed":
+            continue
+        if phase["when"] == "call" and phase["assertion"]:
+            return "failed", phase["message"]
+        return "error", f"{phase['exception']} in {phase['when']}: {phase['message']}"
+    return "passed", ""
 
 
 def pytest_in(tree: Path, files: Sequence[str], *args: str, timeout: float = 1200) -> Outcomes:
     """Run pytest on `files` of `tree` (its own grading/ and build), results per test."""
-    junit = tree / "build" / "discrimination-junit.xml"
-    junit.unlink(missing_ok=True)
+    record = tree / "build" / "discrimination-outcomes.jsonl"
+    record.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-build",
-           f"--junitxml={junit}", *files, *args]
+           f"--outcomes={record}", *files, *args]
     result = run(cmd, tree, timeout)
     output = result.stdout + result.stderr
-    assert junit.exists(), f"pytest wrote no results in {tree}:\n{output[-3000:]}"
-    results = {}
-    for case in ET.parse(junit).iter("testcase"):
-        outcome = "passed"
-        for child in case:
-            if child.tag in ("failure", "error", "skipped"):
-                outcome = {"failure": "failed"}.get(child.tag, child.tag)
-        results[case.get("name", "?")] = outcome
-    return Outcomes(results, output)
+    assert record.exists(), f"pytest wrote no results in {tree}:\n{output[-3000:]}"
+    phases: dict[str, list[dict]] = {}
+    for line in record.read_text().splitlines():
+        entry = json.loads(line)
+        phases.setdefault(entry["name"], []).append(entry)
+    results, reasons = {}, {}
+    for name, entries in phases.items():
+        results[name], reasons[name] = verdict(entries)
+    return Outcomes(results, reasons, output)
 
 
 def copy_tree(dest: Path) -> Path:
@@ -168,26 +191,35 @@ def expected_catcher(patch: Path) -> str | None:
     return match.group(1) if match else None
 
 
-@pytest.mark.parametrize("patch", MUTANTS, ids=[p.stem for p in MUTANTS])
-def test_mutant_loses_points(patch: Path, tmp_path: Path, record_property) -> None:
-    tree = copy_tree(tmp_path / "tree")
-    applied = run(["patch", "-p1", "--no-backup-if-mismatch", "-s", "-i", str(patch)], tree, 60)
+def apply_patch(patch: Path, tree: Path) -> None:
+    """`git apply` (git is all a minimal Debian has; `patch` is not there), which works in
+    a folder that is no repository, and reads past the patch's header lines."""
+    applied = run(["git", "apply", "-p1", str(patch)], tree, 60)
     assert applied.returncode == 0, (
         f"{patch.name} no longer applies to the solution; make the same mistake again in a "
         f"fresh patch:\n{applied.stdout}{applied.stderr}")
-    build(tree)
-    caught: list[str] = []
-    tried = ""
+
+
+@pytest.mark.parametrize("patch", MUTANTS, ids=[p.stem for p in MUTANTS])
+def test_mutant_loses_points(patch: Path, tmp_path: Path, record_property) -> None:
     expected = expected_catcher(patch)
-    if expected is not None:
-        outcomes = pytest_in(tree, [f"{LAB_TESTS}::{expected}"])
-        caught = outcomes.failed()
-        tried = f"{expected}: {outcomes.results}\n"
-    if not caught:
-        outcomes = pytest_in(tree, [LAB_TESTS], "-x")
-        caught = outcomes.failed()
-        tried += outcomes.table()
+    assert expected is not None, f"{patch.name} names no test on a `Caught by: test_...` line"
+    label = f"mutant {patch.stem} (caught by {expected})"
+    record_property("tally", label)  # counted as caught if this test passes
+    tree = copy_tree(tmp_path / "tree")
+    apply_patch(patch, tree)
+    build(tree)
+    outcomes = pytest_in(tree, [f"{LAB_TESTS}::{expected}"])
     shutil.rmtree(tree, ignore_errors=True)
-    assert caught, f"mutant {patch.stem} loses no points: every lab test passes it\n{tried}"
-    record(record_property, f"mutant-{patch.stem}",
-           f"mutant {patch.stem} (caught by {', '.join(caught)})")
+    result = outcomes.results.get(expected)
+    reason = outcomes.reasons.get(expected, "")
+    assert result is not None, (
+        f"{expected} did not run on mutant {patch.stem} (is it a test of {LAB_TESTS}?):\n"
+        f"{outcomes.output[-3000:]}")
+    assert result != "passed", (
+        f"mutant {patch.stem} loses no points: {expected}, named to catch it, passes it")
+    assert result == "failed", (
+        f"{expected} did not reach a verdict on mutant {patch.stem} ({result}), which proves "
+        f"nothing about the mutant: {reason}\n{outcomes.output[-3000:]}")
+    SUMMARY_DIR.mkdir(parents=True, exist_ok=True)
+    (SUMMARY_DIR / f"mutant-{patch.stem}.txt").write_text(f"{label}: {reason[:500]}\n")
