@@ -1,0 +1,58 @@
+// labstart: a program whose first milliseconds are spent in a function of their own.
+//
+//   labstart [SECONDS]    spin for 40 ms in first_steps(), then SECONDS (1 by default) in
+//                         the_rest(), then exit
+//
+// `profile run labstart` must see first_steps(): sampling is switched on before the
+// command's first instruction, so the samples of its first 40 ms are in the profile. A
+// `profile run` that lets the child exec before sampling is on loses them, and with them
+// first_steps(), which runs at no other time. Both phases are timed with the `time` CSR
+// (rdtime), not by an amount of work, so on a slow host they last as long and get as many
+// samples as on a fast one.
+#include "lib/user.h"
+
+namespace {
+
+volatile unsigned long sink;
+
+// Scramble x until `ticks` of the `time` CSR have gone by since `start`. Inlined, so that
+// the samples name its callers.
+[[gnu::always_inline]] inline unsigned long busy_until(unsigned long start, unsigned long ticks, unsigned long x) {
+  while (rdtime() - start < ticks) {
+    for (int i = 0; i < 1000; i++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+    }
+    sink = x;
+  }
+  return x;
+}
+
+}  // namespace
+
+// C linkage keeps the names in the profile plain.
+extern "C" {
+
+__attribute__((noinline)) unsigned long first_steps(unsigned long start) {
+  return busy_until(start, 40 * TIME_TICKS_PER_MS, start | 1);
+}
+
+__attribute__((noinline)) unsigned long the_rest(unsigned long x, int seconds) {
+  return busy_until(rdtime(), static_cast<unsigned long>(seconds) * 1000 * TIME_TICKS_PER_MS,
+                    x);
+}
+
+}  // extern "C"
+
+int main(int argc, char **argv) {
+  unsigned long start = rdtime();
+  int seconds = argc > 1 ? atoi(argv[1]) : 1;
+  if (argc > 2 || seconds < 0 || seconds > 60) {
+    fprintf(2, "usage: labstart [SECONDS]\n");
+    return 1;
+  }
+  sink = the_rest(first_steps(start), seconds);
+  printf("labstart: done\n");
+  return 0;
+}
