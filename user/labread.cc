@@ -5,16 +5,18 @@
 //
 // Reads FILE SIZE bytes at a time (1 to 4096) and prints
 //
-//   labread: N bytes, fnv1a XXXXXXXX, R reads
+//   labread: N bytes, fnv1a XXXXXXXX, R reads, T ticks
 //
 // where XXXXXXXX is the 32-bit FNV-1a checksum of the bytes, which a grader computes on the
-// host in one line. Reading a generated file such as /proc/profile with different sizes
+// host in one line, and T how long the open and the reads took, in ticks of the `time` CSR
+// (10 MHz; under QEMU's -icount shift=0 a tick is exactly 100 instructions, so T then
+// measures the cost of the reads). Reading a generated file such as /proc/profile with different sizes
 // must give the same line: a read that starts or ends in the middle of a sample must still
 // get exactly the right bytes.
 //
 // LIMIT guards against a file that never ends (a read that ignores its offset returns the
 // same bytes forever): after LIMIT bytes the program stops and prints
-// `labread: longer than LIMIT bytes` instead. With `print`, the bytes read are also copied to
+// `labread: longer than LIMIT bytes, T ticks` instead. With `print`, the bytes read are also copied to
 // the console, on a line of their own before the summary (for looking at the start of a
 // large file: `labread /proc/profile 512 512 print`).
 //
@@ -152,6 +154,7 @@ int main(int argc, char **argv) {
   if (size < 1 || size > kMaxSize || limit < 0 || (print && strcmp(argv[4], "print") != 0))
     usage();
 
+  unsigned long start = rdtime();
   int fd = open(argv[1], O_RDONLY);
   if (fd < 0) {
     fprintf(2, "labread: cannot open %s\n", argv[1]);
@@ -183,11 +186,12 @@ int main(int argc, char **argv) {
     total += n;
   }
   close(fd);
+  unsigned long ticks = rdtime() - start;
   if (print) printf("\n");
   if (longer) {
-    printf("labread: longer than %ld bytes\n", limit);
+    printf("labread: longer than %ld bytes, %lu ticks\n", limit, ticks);
     return 1;
   }
-  printf("labread: %ld bytes, fnv1a %08x, %ld reads\n", total, hash, reads);
+  printf("labread: %ld bytes, fnv1a %08x, %ld reads, %lu ticks\n", total, hash, reads, ticks);
   return 0;
 }
