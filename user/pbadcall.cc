@@ -2,9 +2,10 @@
 //
 //   pbadcall
 //
-// The cases: a pid that does not exist (large, negative, zero), unknown commands (0, 99,
-// -1), switching off a process that is not being profiled, switching off "all" mode when it
-// is not on, and rates outside PROF_MIN_HZ..PROF_MAX_HZ (0, 9, 10001, -1, 100000). A few
+// The cases: a pid that does not exist (large, negative, zero), a child that has exited but
+// not been waited for (a zombie), a child that has been killed, unknown commands (0, 99, -1),
+// switching off a process that is not being profiled, switching off "all" mode when it is
+// not on, and rates outside PROF_MIN_HZ..PROF_MAX_HZ (0, 9, 10001, -1, 100000). A few
 // good calls are checked too, so that a kernel refusing everything does not pass: profiling
 // itself on and off again succeeds, and so does setting the rate it already has. A refused
 // rate must leave the rate as it was.
@@ -26,6 +27,50 @@ void check(const char *name, int got, int want) {
 }
 
 
+// A child that has exited and not been waited for: a zombie. Its end of a pipe is closed
+// on the way out, so the end of the pipe says it is exiting; exit's remaining steps (the
+// profiler's hook, dropping its directory and executable) take far less than the two ticks
+// (at least 100 ms) waited after that. -1 if the child could not be made.
+int zombie_child() {
+  int fds[2];
+  if (pipe(fds) < 0) return -1;
+  int pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    exit(0);  // closes fds[1]
+  }
+  close(fds[1]);
+  char c;
+  while (pid > 0 && read(fds[0], &c, 1) > 0) {
+  }
+  close(fds[0]);
+  if (pid > 0) sleep(2);
+  return pid;
+}
+
+// A child that has been killed: asleep for 100 s when the kill comes, it is woken to exit,
+// and the calls right after the kill find it killed, or already a zombie. Both must be
+// refused. -1 if the child could not be made.
+int killed_child() {
+  int pid = fork();
+  if (pid == 0) {
+    sleep(1000);
+    exit(0);
+  }
+  if (pid > 0 && kill(pid) < 0) return -1;
+  return pid;
+}
+
+// Wait for the child `pid`, which must still be there to be waited for.
+void reap(const char *what, int pid) {
+  int status;
+  int got = wait(&status);
+  if (got != pid) {
+    printf("pbadcall: FAIL wait for the %s child %d returned %d\n", what, pid, got);
+    failures++;
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -35,6 +80,24 @@ int main() {
   check("on/pid -5", profile(-5, PROF_ON, 0), -1);
   check("on/pid 0", profile(0, PROF_ON, 0), -1);
   check("off/pid 99999", profile(99999, PROF_OFF, 0), -1);
+
+  int zombie = zombie_child();
+  if (zombie < 0) {
+    printf("pbadcall: FAIL cannot make a zombie child (fork or pipe failed)\n");
+    failures++;
+  } else {
+    check("on/zombie", profile(zombie, PROF_ON, 0), -1);
+    check("off/zombie", profile(zombie, PROF_OFF, 0), -1);
+    reap("zombie", zombie);
+  }
+  int victim = killed_child();
+  if (victim < 0) {
+    printf("pbadcall: FAIL cannot make a killed child (fork or kill failed)\n");
+    failures++;
+  } else {
+    check("on/killed", profile(victim, PROF_ON, 0), -1);
+    reap("killed", victim);
+  }
 
   check("cmd 0", profile(me, 0, 0), -1);
   check("cmd 99", profile(me, 99, 0), -1);
