@@ -6,6 +6,9 @@ The tests in test_profile.py copy /proc/profile out over the console and check i
   and why when the text is not valid JSON.
 * `schema_problems` checks the shape every sample must have (keys, types, kernel frames
   before user frames, a user-mode sample has no kernel frames).
+* `comm_problems`, `hart_problems` and `timestamp_problems` check what the fields hold:
+  the program's name, a hart that exists (and more than one when several processes ran
+  at once), and microseconds that step by the sampling period.
 * `Symbols` is a program's symbol table as `nm -C -S` prints it, the same names the build
   embeds in each binary. `address_problems` checks that every named address lies inside the
   function it is named after, looking a return address up at address - 1 the way the kernel
@@ -119,8 +122,8 @@ def schema_problems(samples: list[Sample]) -> list[str]:
     problems = []
     for i, s in enumerate(samples):
         where = f"sample {i}"
-        for key, kind in (("pid", int), ("tid", int), ("timestamp", int), ("hart", int),
-                          ("mode", str), ("samples", list)):
+        for key, kind in (("pid", int), ("tid", int), ("comm", str), ("timestamp", int),
+                          ("hart", int), ("mode", str), ("samples", list)):
             if not isinstance(s.get(key), kind):
                 problems.append(f"{where}: key {key!r} missing or not {kind.__name__}: {s!r}")
         if problems and problems[-1].startswith(where):
@@ -147,6 +150,86 @@ def schema_problems(samples: list[Sample]) -> list[str]:
                 if f["kernel"] != (f["address"] >= KERNEL_BASE):
                     problems.append(f"{where}: frame {f!r} is on the wrong side of "
                                     f"{KERNEL_BASE:#x} for its kernel flag")
+    return problems
+
+
+def taken_in(samples: Iterable[Sample], functions: Iterable[str]) -> list[Sample]:
+    """The samples with a user frame named after one of `functions`: those certainly taken
+    in the program that has them, not in the one it was exec'd from."""
+    wanted = set(functions)
+    return [s for s in samples if wanted & set(names(user_frames(s)))]
+
+
+def comm_problems(samples: list[Sample], program: str) -> list[str]:
+    """Samples whose "comm" is not `program`, the name of the program that was running."""
+    return [f"sample {i} (pid {s.get('pid')}): \"comm\" is {s.get('comm')!r}, not "
+            f"{program!r}" for i, s in enumerate(samples) if s.get("comm") != program]
+
+
+def hart_problems(samples: list[Sample], cpus: int, *, at_least: int = 1) -> list[str]:
+    """Harts that do not exist (a machine of `cpus` harts numbers them 0 to cpus - 1), and
+    fewer than `at_least` distinct harts over all the samples."""
+    problems = [f"sample {i} (pid {s.get('pid')}): \"hart\" is {s.get('hart')!r}, but the "
+                f"machine has harts 0 to {cpus - 1}" for i, s in enumerate(samples)
+                if not isinstance(s.get("hart"), int) or not 0 <= s["hart"] < cpus]
+    harts = sorted({s.get("hart") for s in samples if isinstance(s.get("hart"), int)})
+    if len(harts) < at_least:
+        problems.append(f"the samples name only hart(s) {harts}, though processes ran on at "
+                        f"least {at_least} harts at once: \"hart\" is the hart that took "
+                        f"the sample (Sample::hart)")
+    return problems
+
+
+def same_hart_steps(samples: list[Sample]) -> list[int]:
+    """The steps between the timestamps of consecutive samples of one pid on one hart."""
+    last: dict[tuple[Any, Any], int] = {}
+    steps = []
+    for s in samples:
+        key = (s.get("pid"), s.get("hart"))
+        if key in last:
+            steps.append(s["timestamp"] - last[key])
+        last[key] = s["timestamp"]
+    return steps
+
+
+def timestamp_problems(samples: list[Sample], rate: int, most_us: float,
+                       least_us: float) -> list[str]:
+    """Timestamps that are not microseconds since boot, for samples taken at `rate` Hz
+    within a stretch of at most `most_us` and at least `least_us` microseconds.
+
+    A hart samples on a grid of 1e6/rate microseconds, so consecutive samples of one
+    process on one hart are about a period apart (a late interrupt moves one sample, not the
+    grid), or a few periods when the process was off the hart or the host held the hart up:
+    the median step lies between half a period and a few periods, where a unit ten times
+    too small or too large cannot. The samples of each hart come in time order, and their
+    spread fits the time sampling was on.
+    """
+    period = 1e6 / rate
+    problems = []
+    by_hart: dict[Any, list[int]] = {}
+    for s in samples:
+        by_hart.setdefault(s.get("hart"), []).append(s["timestamp"])
+    for hart, times in sorted(by_hart.items(), key=lambda kv: str(kv[0])):
+        back = [(a, b) for a, b in zip(times, times[1:]) if b < a]
+        if back:
+            problems.append(f"hart {hart}: timestamps go back in time ({back[0][0]} then "
+                            f"{back[0][1]}), but each hart's samples are in the order taken")
+    times = [s["timestamp"] for s in samples]
+    if times:
+        spread = max(times) - min(times)
+        if not least_us <= spread <= most_us:
+            problems.append(
+                f"the timestamps spread over {spread} units, but sampling was on for between "
+                f"{least_us:.0f} and {most_us:.0f} microseconds: \"timestamp\" is in "
+                f"microseconds (Sample::time counts the `time` CSR, 10 MHz)")
+    steps = sorted(same_hart_steps(samples))
+    if steps:
+        median = steps[len(steps) // 2]
+        if not 0.5 * period <= median <= 5 * period:
+            problems.append(
+                f"consecutive samples of one process on one hart are {median} units apart "
+                f"(the median of {len(steps)} steps), but at {rate} Hz they are about "
+                f"{period:.0f} microseconds apart: \"timestamp\" is in microseconds")
     return problems
 
 

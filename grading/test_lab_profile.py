@@ -19,6 +19,10 @@ Profiles go to the host over the console with `cat /proc/profile`, a few tens of
 second, so tests profile at low rates for a second or two. Before any `cat`, the file's
 length is taken with `labread` with a limit: a /proc/profile that ignores the read offset
 never ends, and the test should say so rather than wait for a timeout.
+
+Nothing is judged by the host's clock: the time a test profiles for is stretched by
+GRADE_TIMEOUT_SCALE on a slow host, and the cost of reading /proc/profile is counted in
+guest instructions, on a machine run under QEMU's -icount.
 """
 
 from __future__ import annotations
@@ -40,13 +44,17 @@ from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, pa
 LAB = "profile"
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
 CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
-FULL_READ_TIMEOUT = 120  # reading the first FULL_READ_BYTES of a full profile
-FULL_READ_BYTES = 6_000_000  # a linear reader takes seconds; one that starts over each
-                             # time (quadratic) would take hours
 FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
 READ_LIMIT = 4_000_000  # bytes: no profile taken here comes near it
 RUN_REPORT = re.compile(r"profile: pid (\d+) \((\S+)\) exited with status (-?\d+)")
-LABREAD = re.compile(r"labread: (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads")
+LABREAD = re.compile(r"labread: (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, (\d+) ticks")
+LABREAD_LONGER = re.compile(r"labread: longer than (\d+) bytes, (\d+) ticks")
+# One guest instruction is one nanosecond of virtual time: `time` ticks count instructions.
+ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
+# Reading the first COST_FAR bytes of a profile 4096 bytes at a time may cost at most
+# COST_RATIO times as many instructions as reading the first COST_NEAR: 4 for a reader that
+# carries on where the last read stopped, about 15 for one that renders from the start.
+COST_NEAR, COST_FAR, COST_RATIO = 64 * 1024, 256 * 1024, 7.0
 ANSWERS = REPO / "labs" / "profile" / "answers.txt"
 ANSWER_PLACEHOLDER = "(write your answer here)"
 
@@ -91,11 +99,12 @@ def switch(m: Machine, pid: int, on: bool) -> None:
 
 
 def profile_background(m: Machine, cmd: str, seconds: float) -> int:
-    """Start `cmd &`, profile it for `seconds`, stop, kill it. Returns its pid."""
+    """Start `cmd &`, profile it for `seconds` (times GRADE_TIMEOUT_SCALE: a slow host
+    gets as many samples), stop, kill it. Returns its pid."""
     pid = jobs.start_background(m, cmd)
     try:
         switch(m, pid, True)
-        time.sleep(seconds)
+        time.sleep(seconds * timeout_scale())
         switch(m, pid, False)
     finally:
         jobs.kill_and_wait_gone(m, pid)
@@ -107,6 +116,7 @@ class Read:
     length: int
     fnv: str
     reads: int
+    ticks: int
 
 
 def labread(m: Machine, size: int, limit: int = READ_LIMIT, timeout: float = CAT_TIMEOUT) -> Read:
@@ -118,7 +128,7 @@ def labread(m: Machine, size: int, limit: int = READ_LIMIT, timeout: float = CAT
         f"`off` on, and 0 once `off` is at the end of the document")
     match = LABREAD.search(out)
     assert match, f"`labread /proc/profile {size}` failed: {out.strip()!r}"
-    return Read(int(match.group(1)), match.group(2), int(match.group(3)))
+    return Read(int(match.group(1)), match.group(2), int(match.group(3)), int(match.group(4)))
 
 
 def cat_profile(m: Machine) -> tuple[str, list[pc.Sample]]:
@@ -126,6 +136,21 @@ def cat_profile(m: Machine) -> tuple[str, list[pc.Sample]]:
     labread(m, 4096)
     text = m.run("cat /proc/profile", timeout=CAT_TIMEOUT)
     return text, pc.parse_profile(text)
+
+
+SPIN_FUNCTIONS = ("hot", "middle", "outer")
+
+
+def check_comm(samples: list[pc.Sample], program: str, functions: tuple[str, ...]) -> None:
+    """Every sample taken in `program`'s own functions has "comm" `program`. (A sample of a
+    process taken before its exec finished is in the program it was exec'd from.)"""
+    mine = pc.taken_in(samples, functions)
+    assert mine, (
+        f"none of {len(samples)} samples names any of {program}'s functions "
+        f"{', '.join(functions)}: {pc.common_chains(samples)}")
+    assert_no_problems(pc.comm_problems(mine, program),
+                       "\"comm\" should name the program the sample was taken in "
+                       "(prof::image_name(s.image))")
 
 
 def assert_no_problems(problems: list[str], what: str) -> None:
@@ -153,7 +178,7 @@ def test_on_off_running_process(shared: Machine) -> None:
             f"after profile({pid}, PROF_ON, 0), /proc/profstat says `profiling: "
             f"{stat.get('profiling')}` instead of `profiling: {pid}`: the call must mark the "
             f"process as profiled (Proc::profiled, counted in prof::nprofiled)")
-        time.sleep(1)
+        time.sleep(1 * timeout_scale())
         status, out = status_of(shared, f"profile {pid} off")
         assert status == 0, (
             f"profile({pid}, PROF_OFF, 0) returned -1 for a process being profiled; "
@@ -172,7 +197,8 @@ def test_on_off_running_process(shared: Machine) -> None:
 
 
 LEGEND = ("on/pid N: PROF_ON for a pid no process has; off/pid N: PROF_OFF likewise; "
-          "cmd N: an unknown command; off/self not on: PROF_OFF for a process that is not "
+          "on/zombie, off/zombie: a child that has exited and not yet been waited for; "
+          "on/killed: a child that has been killed; cmd N: an unknown command; off/self not on: PROF_OFF for a process that is not "
           "being profiled; off/all not on: PROF_OFF for all when all mode is off; rate N: "
           "PROF_RATE outside 10..10000; on/self, off/self, rate unchanged: good calls that "
           "must return 0")
@@ -293,7 +319,11 @@ def test_empty_profile_is_an_empty_array(shared: Machine) -> None:
         raise AssertionError(f"/proc/profile with no samples is not valid JSON ({err}): "
                              f"{text!r}") from None
     assert data == [], f"/proc/profile after `profile clear` should be `[]`, got {text!r}"
-    assert text.endswith("\n"), "/proc/profile should end with a newline"
+    want = b"[\n]\n"
+    assert (read.length, read.fnv) == (len(want), f"{pc.fnv1a(want):08x}"), (
+        f"/proc/profile with no samples should be exactly the {len(want)} bytes {want!r} "
+        f"(`[`, a newline, `]`, a newline), but it is {read.length} bytes "
+        f"({text.strip()!r} as the console shows it)")
 
 
 @dataclass(frozen=True)
@@ -301,6 +331,7 @@ class SpinProfile:
     pid: int
     text: str
     samples: list[pc.Sample]
+    cpus: int
 
 
 @pytest.fixture(scope="module")
@@ -310,14 +341,17 @@ def spin_profile(_shared_holder) -> SpinProfile:
     fresh_profile(m, 50)
     pid = profile_background(m, "spin", 2)
     text, samples = cat_profile(m)
-    return SpinProfile(pid, text, samples)
+    return SpinProfile(pid, text, samples, m.cpus)
 
 
-@points(6, lab=LAB)
+@points(5, lab=LAB)
 def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     samples = spin_profile.samples
     assert_no_problems(pc.schema_problems(samples),
                        "/proc/profile does not follow the schema of kern/profile/report.cc")
+    check_comm(samples, "spin", SPIN_FUNCTIONS)
+    assert_no_problems(pc.hart_problems(samples, spin_profile.cpus),
+                       "\"hart\" should be the hart that took the sample")
     pids = {s["pid"] for s in samples}
     assert pids == {spin_profile.pid}, (
         f"only spin (pid {spin_profile.pid}) was profiled, but the samples name pids {pids}")
@@ -327,7 +361,45 @@ def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     assert spin_profile.text.endswith("]\n"), "/proc/profile should end with `]` and a newline"
 
 
-@points(4, lab=LAB)
+FIELDS_RATE = 100  # Hz: a period of 10 ms, a tenth of what raw `time` ticks would show
+FIELDS_SECONDS = 1.5
+
+
+@points(2, lab=LAB)
+def test_sample_fields(shared: Machine) -> None:
+    """Three spins at once on three harts: comm, hart and timestamp hold what they say."""
+    fresh_profile(shared, FIELDS_RATE)
+    pids = [jobs.start_background(shared, "spin") for _ in range(3)]
+    try:
+        start = time.monotonic()
+        for pid in pids:
+            switch(shared, pid, True)
+        on_for = FIELDS_SECONDS * timeout_scale()
+        time.sleep(on_for)
+        for pid in pids:
+            switch(shared, pid, False)
+        elapsed = time.monotonic() - start
+    finally:
+        for pid in pids:
+            jobs.kill_and_wait_gone(shared, pid)
+    _, samples = cat_profile(shared)
+    samples = [s for s in samples if s.get("pid") in pids]
+    assert len(samples) >= 30, (
+        f"three spins were profiled at {FIELDS_RATE} Hz for {on_for:.1f} s, but "
+        f"/proc/profile holds only {len(samples)} of their samples")
+    assert_no_problems(pc.schema_problems(samples),
+                       "/proc/profile does not follow the schema of kern/profile/report.cc")
+    check_comm(samples, "spin", SPIN_FUNCTIONS)
+    assert_no_problems(pc.hart_problems(samples, shared.cpus, at_least=min(2, shared.cpus)),
+                       "\"hart\" should be the hart that took the sample (Sample::hart)")
+    # Sampling was on for at most the time between the first `on` and the last `off`
+    # (guest time follows the host's clock), and for at least most of the sleep between.
+    assert_no_problems(pc.timestamp_problems(samples, FIELDS_RATE, most_us=elapsed * 1e6 + 50_000,
+                                             least_us=0.5 * on_for * 1e6),
+                       "\"timestamp\" should be microseconds since boot")
+
+
+@points(5, lab=LAB)
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
     fresh_profile(shared, 20)
     profile_background(shared, "spin", 1.5)
@@ -423,6 +495,98 @@ def test_kernel_frames(shared: Machine) -> None:
     assert_no_problems(problems, "frames named after a function that does not hold them")
 
 
+# The functions of psys that call the system-call stubs write() and read() directly; printf
+# and fprintf reach write() through an internal formatter (user/lib/printf.cc).
+STUB_CALLERS = ("fill_file", "read_file", "pipe_round", "printf", "fprintf")
+
+
+def is_stub_caller(name: str) -> bool:
+    return name in STUB_CALLERS or name.startswith("(anonymous namespace)::format(")
+
+
+@points(2, lab=LAB)
+def test_stub_caller_follows_pc(shared: Machine) -> None:
+    fresh_profile(shared, 100)
+    pid = profile_background(shared, "psys 10", 2)
+    _, samples = cat_profile(shared)
+    samples = pc.of_pid(samples, pid)
+    table = pc.user_symbols("psys")
+    in_stub = [s for s in samples if pc.user_frames(s)
+               and pc.innermost_user(s) in ("write", "read")
+               and table.holds(pc.innermost_user(s), pc.user_frames(s)[0]["address"])]
+    assert len(in_stub) >= 3, (
+        f"psys spends its time in write() and read(), but only {len(in_stub)} of "
+        f"{len(samples)} samples have a user pc inside those stubs: "
+        f"{pc.common_chains(samples)}")
+    lost = [s for s in in_stub if len(pc.user_frames(s)) < 2
+            or not is_stub_caller(pc.user_frames(s)[1]["symbol"])]
+    assert not lost, (
+        f"in {len(lost)} of {len(in_stub)} samples whose user pc is in a system-call stub, "
+        f"the next frame is not the stub's caller ({', '.join(STUB_CALLERS)}), e.g. "
+        f"{pc.describe(lost[0])}. A stub builds no frame record, so the walk skips its "
+        f"caller; when prof::stub_at(s.image, pc) says the user pc is in a stub, "
+        f"Sample::user_ra (the caller) goes right after that pc")
+    problems = pc.address_problems(in_stub, table, pc.kernel_symbols())
+    assert_no_problems(problems, "frames named after a function that does not hold them")
+
+
+def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
+    """spin's samples (pid) name spin and its functions, every one of them."""
+    mine = pc.of_pid(samples, pid)
+    assert len(mine) >= 10, (
+        f"spin (pid {pid}) was profiled for a second at 100 Hz {what}, but /proc/profile "
+        f"holds {len(mine)} of its samples")
+    assert_no_problems(pc.comm_problems(mine, "spin"),
+                       f"spin's samples {what} do not name spin: is its executable "
+                       f"registered (prof::attach_image)?")
+    problems = pc.address_problems(mine, pc.user_symbols("spin"), pc.kernel_symbols())
+    assert_no_problems(problems, f"spin's frames {what} are not named after spin's functions "
+                                 f"(\"??\" or another program's names): is its executable "
+                                 f"registered (prof::attach_image)?")
+    hot = [s for s in mine if pc.innermost_user(s) == "hot"]
+    assert len(hot) >= 0.3 * len(mine), (
+        f"spin spends about 70% of its time in hot, but only {len(hot)} of its {len(mine)} "
+        f"samples {what} name hot first: {pc.common_chains(mine)}")
+
+
+@points(2, lab=LAB)
+def test_names_after_clear(shared: Machine) -> None:
+    """PROF_CLEAR while a process is profiled: its later samples still name its functions."""
+    fresh_profile(shared, 100)
+    pid = jobs.start_background(shared, "spin")
+    try:
+        switch(shared, pid, True)
+        time.sleep(0.5 * timeout_scale())
+        status, out = status_of(shared, "profile clear")
+        assert status == 0, f"profile(0, PROF_CLEAR, 0) returned -1: {out.strip()!r}"
+        time.sleep(1 * timeout_scale())
+        switch(shared, pid, False)
+    finally:
+        jobs.kill_and_wait_gone(shared, pid)
+    _, samples = cat_profile(shared)
+    spin_names_problems(samples, pid, "after a `profile clear` while it was profiled")
+
+
+@points(2, lab=LAB)
+def test_names_in_all_mode(shared: Machine) -> None:
+    """All mode names a process that was already running when it was switched on."""
+    fresh_profile(shared, 100)
+    pid = jobs.start_background(shared, "spin")
+    try:
+        # Long after spin's exec: all mode must register the program itself.
+        time.sleep(0.5 * timeout_scale())
+        status, out = status_of(shared, "profile all on")
+        assert status == 0, f"profile(PROF_ALL_PIDS, PROF_ON, 0) returned -1: {out.strip()!r}"
+        try:
+            time.sleep(1 * timeout_scale())
+        finally:
+            shared.run("profile all off")
+    finally:
+        jobs.kill_and_wait_gone(shared, pid)
+    _, samples = cat_profile(shared)
+    spin_names_problems(samples, pid, "in all mode, started before all mode was")
+
+
 def first_sample(m: Machine) -> pc.Sample:
     """The first sample of /proc/profile, from the first bytes of the file alone."""
     out = m.run("labread /proc/profile 512 2048 print", timeout=CAT_TIMEOUT)
@@ -432,7 +596,7 @@ def first_sample(m: Machine) -> pc.Sample:
 
 
 @points(5, lab=LAB)
-def test_full_profile(shared: Machine) -> None:
+def test_full_profile(shared: Machine, boot) -> None:
     """Fill the sample array: the oldest samples stay, and reading it takes linear time."""
     fresh_profile(shared, 10000)
     capacity = int(profstat(shared)["capacity"])
@@ -467,19 +631,46 @@ def test_full_profile(shared: Machine) -> None:
         f"the first sample of a full profile should be the oldest, from pid {first_pid} (the "
         f"first process profiled), but it is from pid {first.get('pid')}: when the array is "
         f"full, new samples must be dropped, never written over old ones")
+    near, far = read_costs(boot)
+    assert far <= COST_RATIO * near, (
+        f"reading the first {COST_FAR // 1024} KiB of /proc/profile 4096 bytes at a time cost "
+        f"{far / near:.1f} times as many instructions as reading the first "
+        f"{COST_NEAR // 1024} KiB ({far * 100:,} against {near * 100:,}, counted under "
+        f"-icount): 4 times the bytes should cost about 4 times as much, not 16. Does every "
+        f"read render the document from its start? Remember where the last read ended")
+
+
+def prefix_cost(m: Machine, limit: int) -> int:
+    """`time` ticks (100 instructions each under ICOUNT_ARGS) that labread spends reading
+    the first `limit` bytes of /proc/profile, 4096 bytes at a time."""
+    out = m.run(f"labread /proc/profile 4096 {limit}", timeout=CAT_TIMEOUT)
+    match = LABREAD_LONGER.search(out)
+    assert match and int(match.group(1)) == limit, (
+        f"/proc/profile should be longer than {limit} bytes here, but `labread /proc/profile "
+        f"4096 {limit}` printed {out.strip()!r}")
+    return max(1, int(match.group(2)))
+
+
+def read_costs(boot) -> tuple[int, int]:
+    """The cost of reading the first COST_NEAR and COST_FAR bytes of a profile of spin, on
+    a one-hart machine under -icount, where `time` counts instructions."""
+    m = boot(1, extra_args=ICOUNT_ARGS)
+    fresh_profile(m, 10000)
+    pid = jobs.start_background(m, "spin")
     try:
-        out = shared.run(f"labread /proc/profile 4096 {FULL_READ_BYTES}",
-                         timeout=FULL_READ_TIMEOUT)
-    except MachineError as err:
-        raise AssertionError(
-            f"reading the first {FULL_READ_BYTES:,} bytes of a full profile ({capacity} "
-            f"samples) 4096 bytes at a time did not finish in {FULL_READ_TIMEOUT} s: does "
-            f"every read render the document from its start? Reading the file should take "
-            f"time proportional to the bytes read (remember where the last read ended)") from err
-    # labread stops at the limit and says the file goes on; a full profile is far longer.
-    assert f"labread: longer than {FULL_READ_BYTES} bytes" in out, (
-        f"a full profile of {capacity} samples should be longer than {FULL_READ_BYTES:,} "
-        f"bytes: `labread /proc/profile 4096 {FULL_READ_BYTES}` printed {out.strip()!r}")
+        switch(m, pid, True)
+        # About 300 bytes a sample: twice COST_FAR's worth of samples.
+        want = 2 * COST_FAR // 300
+        deadline = time.monotonic() + FILL_TIMEOUT * timeout_scale()
+        while int((stat := profstat(m))["recorded"]) < want:
+            assert time.monotonic() < deadline, (
+                f"fewer than {want} samples of spin at 10000 Hz after {FILL_TIMEOUT} s: {stat}")
+            time.sleep(0.5)
+        switch(m, pid, False)
+    finally:
+        jobs.kill_and_wait_gone(m, pid)
+    prefix_cost(m, COST_FAR)  # once first, so that both measured reads find names cached
+    return prefix_cost(m, COST_NEAR), prefix_cost(m, COST_FAR)
 
 
 # Samples whose names escape to nearly a kilobyte each, 32 frames deep, through a second disk:
@@ -594,7 +785,7 @@ def profile_run(m: Machine, cmd: str) -> tuple[re.Match[str], str]:
     return match, out
 
 
-@points(8, lab=LAB)
+@points(5, lab=LAB)
 def test_profile_run_report(shared: Machine) -> None:
     fresh_profile(shared, 100)
     match, out = profile_run(shared, "spin 1")
@@ -607,6 +798,28 @@ def test_profile_run_report(shared: Machine) -> None:
         f"sampling switched on for the child (profile(pid, PROF_ON, 0)) before it execs?")
     assert top.rows and (top.rows[0].name, top.rows[0].kernel) == ("hot", False), (
         f"the report of `profile run spin 1` should name hot first:\n{out}")
+
+
+START_RATE = 1000  # Hz: labstart's first 40 ms should get about 40 samples
+
+
+@points(3, lab=LAB)
+def test_profile_run_samples_from_the_start(shared: Machine) -> None:
+    fresh_profile(shared, START_RATE)
+    match, out = profile_run(shared, "labstart 1")
+    assert "labstart: done" in out and match.group(3) == "0", (
+        f"`profile run labstart 1` should run labstart to its end:\n{out}")
+    top = pc.parse_top(out)
+    first = sum(r.self_count for r in top.rows if r.name == "first_steps" and not r.kernel)
+    rest = sum(r.self_count for r in top.rows if r.name == "the_rest" and not r.kernel)
+    assert rest >= 10, (
+        f"labstart spent a second in the_rest() at {START_RATE} Hz, but the report counts "
+        f"{rest} samples there:\n{out}")
+    assert first >= 5, (
+        f"labstart spends its first 40 ms in first_steps(), about {40 * START_RATE // 1000} "
+        f"samples at {START_RATE} Hz, but the report counts {first}: sampling was switched "
+        f"on after the command had started. The child must wait until the parent has called "
+        f"profile(pid, PROF_ON, 0), and exec only then (a pipe is one way):\n{out}")
 
 
 @points(4, lab=LAB)
