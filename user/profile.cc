@@ -15,7 +15,7 @@
 // system call). Reading /proc/profile renders those samples as a JSON array, one object per
 // sample, with every address already named:
 //
-//   {"pid":3,"tid":3,"timestamp":123,"hart":0,"mode":"user","samples":[
+//   {"pid":3,"tid":3,"comm":"spin","timestamp":123,"hart":0,"mode":"user","samples":[
 //     {"address":1234,"symbol":"hot","kernel":false}, ...]}
 //
 // `profile top` turns that into a table. For every function it counts two things:

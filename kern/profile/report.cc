@@ -3,7 +3,7 @@
 // /proc/profile is a JSON array with one object per sample, innermost frame first:
 //
 //   [
-//   {"pid":3,"tid":3,"timestamp":1234567,"hart":0,"mode":"user","samples":[
+//   {"pid":3,"tid":3,"comm":"spin","timestamp":1234567,"hart":0,"mode":"user","samples":[
 //     {"address":1234,"symbol":"hot","kernel":false}, ...]},
 //   ...
 //   ]
