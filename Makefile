@@ -170,12 +170,12 @@ deps-check:
 
 test: deps-check all
 	$(MAKE) -C tests/host run
-	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)
-	$(PYTHON) -m pytest -q grading $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs grading $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
 test-tools:
-	$(PYTHON) -m pytest -q tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport

@@ -25,6 +25,9 @@ By default the session starts with `make all` so the kernel and fs.img are curre
 `--outcomes=FILE` writes each test's result with the class of the exception that ended it,
 so a caller can tell an assertion that failed from a machine that did not boot
 (test_lab_discrimination.py).
+
+Under `CI=true` a skipped test counts as failed (strict_skips.py). A test that needs more
+harts than its module's machine has is marked `min_cpus(n)` and deselected there instead.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from typing import Callable, Iterator
 
 import pytest
 
+import strict_skips
 from machine import REPO, Machine, log_path_for
 
 DEFAULT_CPUS = 3
@@ -54,6 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "points(n, lab=name): the test is worth n points in lab `name`")
     config.addinivalue_line("markers", "slow: takes minutes (deselect with -m 'not slow')")
+    config.addinivalue_line("markers", "min_cpus(n): run only on machines of at least n harts")
     if hasattr(config, "workerinput"):
         return  # an xdist worker: the controller has already built everything
     if config.getoption("--no-build") or "MAKELEVEL" in os.environ:
@@ -67,11 +72,23 @@ def pytest_configure(config: pytest.Config) -> None:
                     + "\n".join(output), returncode=2)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         for mark in item.iter_markers("points"):
             if len(mark.args) != 1 or not isinstance(mark.args[0], int):
                 raise pytest.UsageError(f"{item.nodeid}: use @pytest.mark.points(n, lab=...)")
+    # A test marked min_cpus(n) is not run (deselected, not skipped: skips fail CI) in its
+    # variants whose module machine (the `_shared_holder` parameter) has fewer harts.
+    kept, dropped = [], []
+    for item in items:
+        mark = item.get_closest_marker("min_cpus")
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        cpus = params.get("_shared_holder")
+        too_few = mark is not None and isinstance(cpus, int) and cpus < mark.args[0]
+        (dropped if too_few else kept).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 # --- Fixtures ------------------------------------------------------------------------------
@@ -170,8 +187,8 @@ def _write_outcome(item: pytest.Item, call: pytest.CallInfo[None],
         return
     exc = call.excinfo.value if call.excinfo is not None else None
     classes = [c.__name__ for c in type(exc).__mro__] if exc is not None else []
-    if report.skipped and isinstance(report.longrepr, tuple):
-        message = str(report.longrepr[2]).removeprefix("Skipped: ")
+    if report.skipped:
+        message = strict_skips.skip_reason(report)
     elif exc is not None:
         message = str(exc)
     else:
@@ -187,9 +204,16 @@ def _write_outcome(item: pytest.Item, call: pytest.CallInfo[None],
 
 
 @pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    outcome = yield
+    strict_skips.fail_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     outcome = yield
     report = outcome.get_result()
+    strict_skips.fail_skip(report)
     _write_outcome(item, call, report)
     if not report.failed:
         return

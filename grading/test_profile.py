@@ -334,9 +334,8 @@ def test_pbadfp(shared: Machine, kind: str) -> None:
 # --- Several processes, exits, "all" mode ------------------------------------------------
 
 
+@pytest.mark.min_cpus(3)  # two spinning processes and the shell: not run at CPUS=1
 def test_two_processes_at_once(shared: Machine) -> None:
-    if shared.cpus < 3:
-        pytest.skip("two spinning processes and the shell need three harts")
     fresh_profile(shared, 50)
     pids = [jobs.start_background(shared, "spin") for _ in range(2)]
     try:

@@ -5,10 +5,14 @@ except:
 
 * test_pprof_decode uses npm's pprof-format package as an independent reader of the pprof
   output. It is installed into build/tools-node/ on first use (about a second); the test
-  is skipped only if npm is missing or cannot reach its registry.
+  is skipped only if npm is missing or cannot reach its registry, and fails then under
+  `CI=true`.
 * test_report's browser tests need Debian's `chromium` (`apt-get install -y chromium`) and
   are skipped, saying so, without it.
 * test_profget boots tern, and is skipped unless the kernel and `expcopy` are built.
+
+A skip fails the run under `CI=true` (grading/strict_skips.py), where everything these
+tests need is installed.
 
 The profiles used come in three kinds: data/spin.json, a real profile of `profile run
 spin 2` at 200 Hz copied from the console; data/mixed.json, `profile all on` while spin and
@@ -38,6 +42,31 @@ sys.path.insert(0, str(TOOLS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import profile_synth  # noqa: E402
+
+
+def _load_strict_skips() -> ModuleType:
+    path = ROOT / "grading" / "strict_skips.py"
+    spec = importlib.util.spec_from_file_location("strict_skips", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+strict_skips = _load_strict_skips()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    outcome = yield
+    strict_skips.fail_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    outcome = yield
+    strict_skips.fail_skip(outcome.get_result())
+
 
 PROFILES = ("spin", "mixed", "synthetic")
 
