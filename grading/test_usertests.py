@@ -102,7 +102,12 @@ def test_usertests_profiled(boot) -> None:
     stat = dict(line.split(": ", 1) for line in m.run("cat /proc/profstat").splitlines()
                 if ": " in line)
     assert int(stat["recorded"]) > 1000, f"too few samples: {stat}"
-    # Rendering every sample symbolizes them against programs that have long exited.
+    # Rendering every sample symbolizes them against programs that have long exited. The
+    # document has a line per sample between `[` and `]`, so its newlines number the
+    # recorded samples plus two: every sample rendered, none lost or split.
     count = m.run("wc /proc/profile", timeout=300, failures=FAILURES).split()
-    assert len(count) >= 3 and int(count[2]) > 1000, f"wc /proc/profile printed {count}"
+    assert len(count) == 4 and count[0].isdigit(), f"wc /proc/profile printed {count}"
+    assert int(count[0]) == int(stat["recorded"]) + 2, (
+        f"/proc/profile has {count[0]} lines for {stat['recorded']} recorded samples; it "
+        f"should have one per sample plus the lines of `[` and `]`")
     check_still_works(m)

@@ -54,10 +54,14 @@ def test_mkdir_ln_rm(shared: Machine) -> None:
     assert shared.run("ln README d/r") == ""
     assert shared.run("cat d/r") == text
     assert host.listing_names(shared.run("ls d")) == [".", "..", "r"]
+    assert shared.run("rm d").strip() == "rm: cannot remove d", "rm must refuse a non-empty dir"
+    assert shared.run("cat d/r") == text, "a refused rm of a directory must keep its files"
     assert shared.run("rm d/r") == ""
     assert host.listing_names(shared.run("ls d")) == [".", ".."]
-    assert shared.run("cat d/r").strip() != "", "cat of a removed file should complain"
+    assert shared.run("cat d/r").strip() == "cat: cannot open d/r", "the name must be gone"
     assert shared.run("cat README") == text, "removing a link must keep the file"
+    assert shared.run("rm d") == "", "rm must remove an empty directory"
+    assert "d" not in host.listing_names(shared.run("ls"))
 
 
 def test_rm_file(shared: Machine) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Callable
 
@@ -80,4 +81,13 @@ def test_runs_under_plain_python3(spin_path: Path) -> None:
     result = subprocess.run([str(PROFCONV), "top", str(spin_path)], capture_output=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
-    assert b"hot" in result.stdout
+    reference = subprocess.run([sys.executable, str(PROFCONV), "top", str(spin_path)],
+                               capture_output=True, timeout=60)
+    assert reference.returncode == 0, reference.stderr
+    assert result.stdout == reference.stdout, (
+        f"`profconv top` under the shebang's python3 printed\n{result.stdout.decode()}\n"
+        f"but under {sys.executable}\n{reference.stdout.decode()}")
+    # And the report is right: hot first, with as many self samples as the JSON gives it.
+    hot_self = sum(1 for s in raw_samples(spin_path) if s["samples"][0]["symbol"] == "hot")
+    first_row = result.stdout.decode().splitlines()[1].split()
+    assert (first_row[0], first_row[-1]) == (str(hot_self), "hot"), result.stdout.decode()
