@@ -211,17 +211,31 @@ def test_full_score_exits_zero_and_parallel_matches_serial(tmp_path: Path) -> No
 
 
 def test_two_graders_sharing_an_output_folder(tmp_path: Path) -> None:
-    """A second grader in the same tree writes to a folder of its own, named in its output."""
+    """A second grader in the same tree writes to a folder of its own, named in its output.
+
+    The two graders overlap for certain: the test each one runs announces itself in a
+    folder and waits until the other's test has announced itself too (or gives up, failing,
+    after a minute), so both graders are running, each holding its output folder, at once.
+    """
     tests = write_tests(tmp_path / "tests", {"test_slow.py": """
+        import os
         import time
+        from pathlib import Path
         import pytest
         @pytest.mark.points(1, lab="s")
-        def test_takes_a_while():
-            time.sleep(2)
+        def test_waits_for_the_other_grader():
+            meeting = Path(os.environ["MEETING_DIR"])
+            (meeting / str(os.getpid())).touch()
+            deadline = time.monotonic() + 60
+            while len(list(meeting.iterdir())) < 2:
+                assert time.monotonic() < deadline, "the other grader's test never started"
+                time.sleep(0.05)
     """})
     out = tmp_path / "grade"
+    meeting = tmp_path / "meeting"
+    meeting.mkdir()
     argv = [sys.executable, str(GRADE), "--no-build", "-j", "1", "--out", str(out), str(tests)]
-    env = dict(os.environ, GRADE_TIMEOUT_SCALE="1")
+    env = dict(os.environ, GRADE_TIMEOUT_SCALE="1", MEETING_DIR=str(meeting))
     runs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, text=True)
             for _ in range(2)]
     outputs = [r.communicate(timeout=120)[0] for r in runs]

@@ -41,7 +41,7 @@ import pytest
 import jobs
 import profile_check as pc
 from conftest import SharedMachine
-from machine import LOG_DIR, Machine
+from machine import LOG_DIR, Machine, timeout_scale
 
 # These are the project's own, deeper checks of the profiler; the lab is graded by
 # test_lab_profile.py alone, so nothing here carries points.
@@ -121,7 +121,7 @@ def spin_profile(request: pytest.FixtureRequest) -> Iterator[SpinProfile]:
         pid = jobs.start_background(m, "spin")
         fresh_profile(m, 50)
         assert m.run(f"profile {pid} on") == "", f"`profile {pid} on` should print nothing"
-        time.sleep(2)  # spin runs meanwhile
+        time.sleep(2 * timeout_scale())  # spin runs meanwhile
         assert m.run(f"profile {pid} off") == "", f"`profile {pid} off` should print nothing"
         text = m.run("cat /proc/profile", timeout=CAT_TIMEOUT)
         top = m.run("profile top", timeout=RUN_TIMEOUT)
@@ -343,7 +343,7 @@ def test_two_processes_at_once(shared: Machine) -> None:
             assert shared.run(f"profile {pid} on") == ""
         assert sorted(profstat(shared)["profiling"].split()) == sorted(str(p) for p in pids), (
             "/proc/profstat should list both profiled pids")
-        time.sleep(1.5)
+        time.sleep(1.5 * timeout_scale())
         for pid in pids:
             assert shared.run(f"profile {pid} off") == ""
     finally:
@@ -364,7 +364,7 @@ def test_process_killed_while_profiled(shared: Machine) -> None:
     pid = jobs.start_background(shared, "spin")
     try:
         assert shared.run(f"profile {pid} on") == ""
-        time.sleep(1)
+        time.sleep(1 * timeout_scale())
     finally:
         jobs.kill_and_wait_gone(shared, pid)
     out = shared.run(f"profile {pid} off")
