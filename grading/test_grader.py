@@ -554,7 +554,7 @@ def make_fake_starter(dest: Path) -> Path:
     """A tiny tree with our grader and one lab test, standing in for a starter tree."""
     write_tests(dest, FAKE_LAB)
     for name in ("grade.py", "grade_plugin.py", "grade_procs.py", "grade_results.py",
-                 "machine.py", "conftest.py"):
+                 "machine.py", "conftest.py", "strict_skips.py"):
         shutil.copy2(GRADING / name, dest / "grading" / name)
     return dest
 
