@@ -19,13 +19,14 @@ tree unless the same tests also fail the trees that are not right. Two kinds are
 The result of each case goes in the terminal summary (through conftest.py's tallies):
 
     mutant ra-lookup (caught by test_symbols_at_return_address): 1/1
-    mutant ra-lookup (caught by test_symbols_at_return_address): 0/1   (it passed or erred)
+
+(0/1 when the named test passed the mutant or did not reach a verdict on it)
 
 and in build/grade-logs/lab-discrimination/, one file per case.
 
 This is slow: a build from scratch and a run of the whole lab for the starter (about three
-minutes on a loaded two-core machine), then an incremental build, a boot and one or two tests
-for each mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads them:
+minutes on a loaded two-core machine), then an incremental build, a boot and one test for each
+mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads them:
 
     /usr/bin/python3 -m pytest -n 2 grading/test_lab_discrimination.py
 """
