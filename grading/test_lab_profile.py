@@ -349,7 +349,7 @@ def spin_profile(_shared_holder) -> SpinProfile:
     return SpinProfile(pid, m.run("cat /proc/profile", timeout=CAT_TIMEOUT), m.cpus)
 
 
-@points(5, lab=LAB)
+@points(3, lab=LAB)
 def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     samples = spin_profile.samples
     assert_no_problems(pc.schema_problems(samples),
@@ -404,7 +404,7 @@ def test_sample_fields(shared: Machine) -> None:
                        "\"timestamp\" should be microseconds since boot")
 
 
-@points(5, lab=LAB)
+@points(3, lab=LAB)
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
     fresh_profile(shared, 20)
     profile_background(shared, "spin", 1.5)
@@ -421,7 +421,7 @@ def test_read_sizes_give_same_bytes(shared: Machine) -> None:
             f"off and n fall inside a sample")
 
 
-@points(5, lab=LAB)
+@points(4, lab=LAB)
 def test_user_frames_symbolized(spin_profile: SpinProfile) -> None:
     # Samples taken before spin's exec (it was started with `spin &`) are the shell's.
     samples = pc.of_program(spin_profile.samples, spin_profile.pid, "spin")
@@ -445,7 +445,7 @@ def function_end(program: str, name: str) -> int:
     return syms[0].start + syms[0].size
 
 
-@points(5, lab=LAB)
+@points(4, lab=LAB)
 def test_symbols_at_return_address(shared: Machine) -> None:
     fresh_profile(shared, 50)
     pid = profile_background(shared, "labret 5", 1.5)
@@ -474,7 +474,7 @@ def test_symbols_at_return_address(shared: Machine) -> None:
         f"{sorted(hex(a) for a in returns)}")
 
 
-@points(5, lab=LAB)
+@points(4, lab=LAB)
 def test_kernel_frames(shared: Machine) -> None:
     fresh_profile(shared, 100)
     pid = profile_background(shared, "psys 10", 2)
@@ -600,7 +600,7 @@ def first_sample(m: Machine) -> pc.Sample:
     return json.loads(match.group(0))
 
 
-@points(5, lab=LAB)
+@points(4, lab=LAB)
 def test_full_profile(shared: Machine, boot) -> None:
     """Fill the sample array: the oldest samples stay, and reading it takes linear time."""
     fresh_profile(shared, 10000)
