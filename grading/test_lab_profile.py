@@ -763,7 +763,7 @@ def test_live_reads_end_with_one_document(shared: Machine) -> None:
     pid = jobs.start_background(shared, "spin")
     try:
         switch(shared, pid, True)
-        time.sleep(1)
+        time.sleep(timeout_scale())
         out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=CAT_TIMEOUT)
         switch(shared, pid, False)
     finally:
