@@ -42,6 +42,7 @@ from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, pa
                            seed_from_env, symbol_bytes)
 
 LAB = "profile"
+PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
 CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
 FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
@@ -206,7 +207,7 @@ LEGEND = ("on/pid N: PROF_ON for a pid no process has; off/pid N: PROF_OFF likew
 
 @points(8, lab=LAB)
 def test_bad_arguments_return_minus_one(shared: Machine) -> None:
-    out = shared.run("pbadcall", failures=(PANIC, TRAP))
+    out = shared.run("pbadcall", failures=(PANIC, TRAP), timeout=PBADCALL_TIMEOUT)
     failures = re.findall(r"pbadcall: FAIL (.*)", out)
     if failures:
         raise AssertionError(

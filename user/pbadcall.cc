@@ -49,9 +49,9 @@ int zombie_child() {
 
 // PROF_ON for the exiting child `pid`: while it is still finishing exit() the call may
 // rightly succeed (exit() switches it off again), but once it is a zombie the answer must
-// be -1, and it stays a zombie until reap(). So ask until the answer is -1, a tick apart,
-// for at most ZOMBIE_TRIES ticks: a kernel that accepts zombies never answers -1.
-constexpr int ZOMBIE_TRIES = 100;
+// be -1, and it stays a zombie until reap(). So ask until the answer is -1, a tick (100 ms)
+// apart, for at most ZOMBIE_TRIES ticks: a kernel that accepts zombies never answers -1.
+constexpr int ZOMBIE_TRIES = 30;  // 3 s: exit() ends in milliseconds
 int on_zombie(int pid) {
   int got = 0;
   for (int i = 0; i < ZOMBIE_TRIES && (got = profile(pid, PROF_ON, 0)) != -1; i++) sleep(1);
