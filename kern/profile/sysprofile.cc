@@ -10,8 +10,10 @@
 //     only together: the flag goes 0 -> 1 with one increment, 1 -> 0 with one decrement.
 //   - It is set only by PROF_ON, on a process found live (not Unused, not Zombie, not killed)
 //     under the same hold of p->lock. exit() clears it (on_exit) in the critical section in
-//     which the process becomes a Zombie. So a Zombie, and a freed slot, never has the flag:
-//     freeproc() checks this, and fork() finds the new child's flag clear.
+//     which the process becomes a Zombie. So a Zombie, and a freed slot, never has the flag,
+//     and fork() finds the new child's flag clear. freeproc() calls on_exit() as well, so
+//     that a profile(2) breaking the rule (a lab solution accepting a zombie) costs a wrong
+//     answer, not a free slot that keeps the sampler on.
 //   - Every other change of who is profiled, and every image attach, happens with prof_lock
 //     (a sleep lock) held; exec's on_exec() takes it too before it reads the flags. One
 //     profile(2) call is therefore wholly before or wholly after an exec's check.
