@@ -31,7 +31,7 @@ from machine import REPO, Machine
 sys.path.insert(0, str(REPO / "tests" / "host"))
 import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
 
-ROUNDS = 3
+ROUNDS = 8
 SUMMARY = re.compile(r"texhaust: (\w+): (\d+) calls, (\d+) failed with -1")
 
 

@@ -12,6 +12,11 @@
 //
 // The directory's inode lock protects its entries: every function here expects the caller
 // to hold it.
+//
+// Absent is not the same as unreachable. dirfind() answers from the entries alone, so its
+// "not there" (0) is always true. dirlookup() also needs a slot in the in-memory inode
+// table, and returns nullptr both when the name is absent and when the table is full; a
+// caller that acts on absence (creating, linking) must ask dirfind() instead.
 
 #include "fs/fs.h"
 
@@ -35,24 +40,28 @@ DirEntry read_entry(Inode *dp, u32 off) {
 
 int namecmp(const char *s, const char *t) { return strncmp(s, t, fsfmt::DIRSIZ); }
 
-Inode *dirlookup(Inode *dp, const char *name, u32 *poff) {
-  if (dp->type != fsfmt::T_DIR) panic("dirlookup: inode %u is not a directory", dp->inum);
+u32 dirfind(Inode *dp, const char *name, u32 *poff) {
+  if (dp->type != fsfmt::T_DIR) panic("dirfind: inode %u is not a directory", dp->inum);
 
   for (u32 off = 0; off + sizeof(DirEntry) <= dp->size; off += sizeof(DirEntry)) {
     DirEntry de = read_entry(dp, off);
     if (de.inum == 0 || namecmp(name, de.name) != 0) continue;
     if (poff != nullptr) *poff = off;
-    return iget(dp->dev, de.inum);
+    return de.inum;
   }
-  return nullptr;
+  return 0;
+}
+
+Inode *dirlookup(Inode *dp, const char *name, u32 *poff) {
+  u32 inum = dirfind(dp, name, poff);
+  return inum == 0 ? nullptr : iget(dp->dev, inum);
 }
 
 int dirlink(Inode *dp, const char *name, u32 inum) {
-  // Names are unique within a directory.
-  if (Inode *existing = dirlookup(dp, name, nullptr)) {
-    iput(existing);
-    return -1;
-  }
+  // Names are unique within a directory. Asked of the directory's entries alone: looking
+  // the name up as an inode could fail for want of an in-memory inode, and that must not
+  // pass for "no such name".
+  if (dirfind(dp, name, nullptr) != 0) return -1;
 
   // Reuse the first empty slot, or append at the end.
   u32 off = 0;

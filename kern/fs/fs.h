@@ -41,6 +41,11 @@ int writei(Inode *ip, bool user_src, u64 src, u32 off, u32 n);
 void stati(Inode *ip, struct stat *st);
 
 int namecmp(const char *s, const char *t);
+// The inode number of name's entry in directory dp (locked), with the entry's offset in
+// *poff; 0 when dp holds no such name. Needs no in-memory inode, so it never fails.
+u32 dirfind(Inode *dp, const char *name, u32 *poff);
+// The inode named name in dp (locked), referenced and unlocked; nullptr when dp holds no
+// such name or when the inode table is full (use dirfind to tell the two apart).
 Inode *dirlookup(Inode *dp, const char *name, u32 *poff);
 int dirlink(Inode *dp, const char *name, u32 inum);
 Inode *namei(const char *path);

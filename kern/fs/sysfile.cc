@@ -74,8 +74,12 @@ Inode *create(const char *path, i16 type, i16 major, i16 minor) {
     return nullptr;
   }
 
-  if (Inode *existing = dirlookup(dp, name, nullptr)) {
+  if (u32 inum = dirfind(dp, name, nullptr); inum != 0) {
+    // The name exists. If there is no room to look at its inode, fail: going on as if the
+    // name were free would write it a second time.
+    Inode *existing = iget(dp->dev, inum);
     iunlockput(dp);
+    if (existing == nullptr) return nullptr;
     ilock(existing);
     bool reusable = type == fsfmt::T_FILE &&
                     (existing->type == fsfmt::T_FILE || existing->type == fsfmt::T_DEVICE);
@@ -117,25 +121,33 @@ Inode *create(const char *path, i16 type, i16 major, i16 minor) {
 }
 
 // The body of open(), inside a transaction. Returns the new descriptor or -1.
+//
+// The open file and the descriptor are taken first: once create() has written a new name,
+// a full open-file table must not make the call fail with the file made anyway.
 int open_locked(const char *path, int omode) {
+  File *f = filealloc();
+  if (f == nullptr) return -1;
+  int fd = fd_alloc(f);
+  if (fd < 0) {
+    fileclose(f);  // not yet set up, so this only frees the slot
+    return -1;
+  }
+
   Inode *ip;
   if (omode & O_CREATE) {
     ip = create(path, fsfmt::T_FILE, 0, 0);
-    if (ip == nullptr) return -1;
   } else {
     ip = namei(path);
-    if (ip == nullptr) return -1;
-    ilock(ip);
+    if (ip != nullptr) ilock(ip);
   }
 
   bool wants_write = (omode & (O_WRONLY | O_RDWR)) != 0;
-  bool bad = (ip->type == fsfmt::T_DIR && wants_write) ||
+  bool bad = ip == nullptr || (ip->type == fsfmt::T_DIR && wants_write) ||
              (ip->type == fsfmt::T_DEVICE && (ip->major < 0 || ip->major >= NDEV));
-  File *f = bad ? nullptr : filealloc();
-  int fd = f == nullptr ? -1 : fd_alloc(f);
-  if (fd < 0) {
-    if (f != nullptr) fileclose(f);  // not yet set up, so this only frees the slot
-    iunlockput(ip);
+  if (bad) {
+    myproc()->ofile[fd] = nullptr;
+    fileclose(f);
+    if (ip != nullptr) iunlockput(ip);
     return -1;
   }
 
@@ -198,8 +210,10 @@ int unlink_locked(const char *path) {
 
   // Removing "." or ".." would break the tree's structure.
   u32 off = 0;
-  Inode *ip = nullptr;
-  if (namecmp(name, ".") != 0 && namecmp(name, "..") != 0) ip = dirlookup(dp, name, &off);
+  u32 inum = 0;
+  if (namecmp(name, ".") != 0 && namecmp(name, "..") != 0) inum = dirfind(dp, name, &off);
+  // Absent, or no room in the inode table to look at it: either way nothing is removed.
+  Inode *ip = inum == 0 ? nullptr : iget(dp->dev, inum);
   if (ip == nullptr) {
     iunlockput(dp);
     return -1;
