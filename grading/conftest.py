@@ -11,6 +11,11 @@ Three ways to get a machine, from cheapest to most isolated:
 * `boot` (per test): a factory, `boot(cpus=1)`, for tests that choose the number of harts or
   extra QEMU arguments. Machines it made are closed after the test.
 
+After each test (and each module, for the shared machine), every private disk image a
+machine of it used has been read by the file-system checker as the machine was closed
+(machine.DISK_PROBLEMS); any inconsistency fails the test at teardown, and the image is kept
+beside the console logs.
+
 When a test fails, the whole console log of each machine it used is written to
 build/grade-logs/<test>.log and the path is printed with the failure. Logs are overwritten,
 never cleaned up: only the paths printed by this run belong to it.
@@ -40,6 +45,7 @@ from typing import Callable, Iterator
 
 import pytest
 
+import machine as machine_mod
 import strict_skips
 from machine import REPO, Machine, log_path_for
 
@@ -159,6 +165,39 @@ def _shared_holder(request: pytest.FixtureRequest) -> Iterator[SharedMachine]:
 def shared(_shared_holder: SharedMachine) -> Machine:
     """The module's machine (CPUS=3), at a shell prompt."""
     return _shared_holder.get()
+
+
+# --- Disks left inconsistent -------------------------------------------------------------
+
+
+def _fail_on_new_disk_problems(start: int) -> None:
+    found = machine_mod.DISK_PROBLEMS[start:]
+    if not found:
+        return
+    del machine_mod.DISK_PROBLEMS[start:]  # reported once, here
+    lines = []
+    for name, problems, saved in found:
+        shown = "\n    ".join(problems[:20])
+        more = f"\n    ... and {len(problems) - 20} more" if len(problems) > 20 else ""
+        lines.append(f"machine {name} left an inconsistent disk (kept as {saved}):\n"
+                     f"    {shown}{more}")
+    pytest.fail("\n".join(lines), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def _check_disks() -> Iterator[None]:
+    """Fail the test if a machine it closed left its disk inconsistent."""
+    start = len(machine_mod.DISK_PROBLEMS)
+    yield
+    _fail_on_new_disk_problems(start)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _check_module_disks() -> Iterator[None]:
+    """The same for machines closed when the module ends (the shared machine)."""
+    start = len(machine_mod.DISK_PROBLEMS)
+    yield
+    _fail_on_new_disk_problems(start)
 
 
 # --- Logs of failed tests ------------------------------------------------------------------

@@ -24,6 +24,12 @@ Design points a test writer should know:
   slow or heavily loaded machines. GRADE_VERBOSE=1 copies the console to stderr as it
   arrives, which helps when writing a new test.
 
+* When a machine that booted from its private copy is closed, the copy is read by the
+  file-system checker (tests/host/fsimage.py) before it is deleted, as the next boot would
+  see it (a committed transaction replayed, unlinked files still open at the end allowed,
+  since that boot frees them). Problems are kept in DISK_PROBLEMS, and conftest.py fails
+  the test or module the machine belonged to; the image is kept beside the console logs.
+
 * QEMU never outlives the harness: `close()` kills it, a Machine is a context manager, and
   atexit and signal handlers close whatever is still running. QEMU also runs with a
   parent-death signal, so even a harness killed with SIGKILL takes its QEMU with it.
@@ -55,6 +61,8 @@ from typing import Iterable, Sequence
 import pexpect
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "host"))
+import fsimage  # noqa: E402  (the independent file-system checker, shared with host tests)
 # grade.py points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
 LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 
@@ -202,6 +210,26 @@ def _die_with_parent() -> None:
         _prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
 
 
+# --- The disk a machine leaves behind ----------------------------------------------------------
+
+# Disks found inconsistent when their machine was closed: (machine name, problems, saved copy).
+DISK_PROBLEMS: list[tuple[str, list[str], Path]] = []
+
+
+def disk_problems(image: Path) -> list[str]:
+    """What the checker finds wrong with `image` as a stopped machine left it.
+
+    A committed transaction still in the log is replayed first (in memory), and an inode
+    with no links that nothing reaches is allowed: a file unlinked while still open when
+    QEMU was killed, which the kernel frees at its next boot.
+    """
+    try:
+        img = fsimage.Image.open(image)
+    except fsimage.FormatError as e:
+        return [f"{fsimage.SUPERBLOCK_BAD}: {e}"]
+    return [str(p) for p in fsimage.check_image(img) if not fsimage.reclaimable_at_boot(img, p)]
+
+
 # --- The machine ------------------------------------------------------------------------
 
 
@@ -246,6 +274,8 @@ class Machine:
         self._eof = False
         self._verbose = os.environ.get("GRADE_VERBOSE", "") not in ("", "0")
         self.start_time = 0.0
+        # Check the private copy of fs.img when the machine is closed (see DISK_PROBLEMS).
+        self.check_disk = True
 
     # -- life cycle --
 
@@ -297,9 +327,25 @@ class Machine:
                 pass
         _live.discard(self)
         if self._tmpdir is not None:
+            self._check_disk(self._tmpdir / "fs.img")
             shutil.rmtree(self._tmpdir, ignore_errors=True)
             self._tmpdir = None
         self.at_prompt = False
+
+    def _check_disk(self, image: Path) -> None:
+        """Check the private image before it is deleted; record what is wrong with it."""
+        if not self.check_disk or not self.argv or not image.exists():
+            return
+        problems = disk_problems(image)
+        if not problems:
+            return
+        saved = self.log_path.with_name(f"{self.log_path.stem}-disk.img")
+        try:
+            saved.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(image, saved)
+        except OSError:
+            pass
+        DISK_PROBLEMS.append((self.name, problems, saved))
 
     def __enter__(self) -> "Machine":
         return self

@@ -10,13 +10,16 @@ is started, so these tests take well under a second each.
 from __future__ import annotations
 
 import re
+import shutil
+import struct
 import sys
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
-from machine import Machine, MachineError
+import fsimage  # tests/host/fsimage.py: machine.py puts its folder on sys.path
+from machine import REPO, Machine, MachineError, disk_problems
 
 FAKE_CONSOLE = r'''
 import os, sys, time, tty
@@ -108,3 +111,49 @@ def test_close_kills_the_process(fake: Machine) -> None:
     fake.close()
     assert not fake.alive
     fake.close()  # a second close is harmless
+
+
+# --- The disk check at close -------------------------------------------------------------------
+
+
+def _patched_image(tmp_path: Path,
+                   change: Callable[[fsimage.Image, bytearray], None]) -> Path:
+    """A copy of fs.img with `change(image, data)` applied to its bytes."""
+    path = tmp_path / "fs.img"
+    shutil.copyfile(REPO / "fs.img", path)
+    data = bytearray(path.read_bytes())
+    change(fsimage.Image.open(path), data)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _set_inode(img: fsimage.Image, data: bytearray, inum: int, kind: int, nlink: int) -> None:
+    at = img.sb.inodestart * fsimage.BSIZE + inum * fsimage.INODE_SIZE
+    struct.pack_into("<hhhh", data, at, kind, 0, 0, nlink)
+
+
+def test_disk_check_accepts_a_clean_image_and_unlinked_orphans(tmp_path: Path) -> None:
+    assert disk_problems(_patched_image(tmp_path, lambda img, data: None)) == []
+    # An inode with no links that nothing names: a file unlinked while still open when the
+    # machine stopped. The next boot frees it, so the harness lets it be.
+    unlinked = _patched_image(tmp_path, lambda img, data: _set_inode(img, data, 150,
+                                                                      fsimage.T_FILE, 0))
+    assert disk_problems(unlinked) == []
+
+
+def test_disk_check_reports_duplicates_and_linked_orphans(tmp_path: Path) -> None:
+
+    def duplicate(img: fsimage.Image, data: bytearray) -> None:
+        root = img.inode(fsimage.ROOTINO)
+        entries = [e for e in img.entries(fsimage.ROOTINO) if e.name not in (".", "..")]
+        first, second = entries[0], entries[1]
+        # Give the second entry the first one's name.
+        block = root.addrs[second.offset // fsimage.BSIZE]
+        at = block * fsimage.BSIZE + second.offset % fsimage.BSIZE
+        fsimage.DIRENT.pack_into(data, at, second.inum, first.name.encode())
+
+    problems = disk_problems(_patched_image(tmp_path, duplicate))
+    assert any(p.startswith(fsimage.DIR_BAD) for p in problems), problems
+    linked = _patched_image(tmp_path, lambda img, data: _set_inode(img, data, 150,
+                                                                    fsimage.T_FILE, 1))
+    assert any(p.startswith(fsimage.ORPHAN) for p in disk_problems(linked))

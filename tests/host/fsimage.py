@@ -28,7 +28,9 @@ What "consistent" means here:
   entries name allocated inodes, and no name appears twice;
 * every inode's link count equals the number of directory entries naming it, where ``.`` does
   not count (a directory's ``..`` entries do count for its parent);
-* every allocated inode is reachable from the root directory.
+* every allocated inode is reachable from the root directory. (An unreachable inode with no
+  links is what a file unlinked while open leaves when the machine stops; the kernel frees
+  it at the next boot. ``reclaimable_at_boot`` tells such orphans from the others.)
 
 Run as a command, ``fsimage.py fs.img`` prints ``clean`` or one problem a line (exit status 1).
 """
@@ -88,6 +90,7 @@ class FormatError(Exception):
 class Problem:
     kind: str
     message: str
+    inum: int | None = None  # the inode the problem is about, where there is one
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message}"
@@ -323,8 +326,8 @@ class _Checker:
         self.owner: dict[int, str] = {}          # data block -> who uses it
         self.inodes = [image.inode(i) for i in range(self.sb.ninodes)]
 
-    def report(self, kind: str, message: str) -> None:
-        self.problems.append(Problem(kind, message))
+    def report(self, kind: str, message: str, inum: int | None = None) -> None:
+        self.problems.append(Problem(kind, message, inum))
 
     def run(self) -> list[Problem]:
         for inode in self.inodes:
@@ -483,7 +486,7 @@ class _Checker:
             if inode.allocated and inode.inum not in reached:
                 self.report(ORPHAN, f"inode {inode.inum} ({TYPE_NAMES.get(inode.type, '?')}, "
                                     f"nlink {inode.nlink}) is in use but not reachable from "
-                                    f"the root")
+                                    f"the root", inode.inum)
 
 
 def check_image(image: Image) -> list[Problem]:
@@ -493,6 +496,12 @@ def check_image(image: Image) -> list[Problem]:
         return problems
     problems = image.log_problems()
     return problems + _Checker(image).run()
+
+
+def reclaimable_at_boot(image: Image, problem: Problem) -> bool:
+    """Is `problem` an orphan with no links, which the kernel's next boot frees?"""
+    return (problem.kind == ORPHAN and problem.inum is not None
+            and image.inode(problem.inum).nlink == 0)
 
 
 def check(path: str | Path, *, replay_log: bool = True) -> list[Problem]:
