@@ -36,6 +36,7 @@
 #include "abi/fs_format.h"
 #include "abi/profile.h"
 #include "lib/user.h"
+#include "tinyelf.h"
 
 namespace {
 
@@ -98,43 +99,6 @@ bool make_file(const char *path) {
   if (fd < 0) return false;
   close(fd);
   return true;
-}
-
-// A tiny RISC-V program: one loadable segment whose code calls exit(0). `tag` makes each
-// copy's bytes, and so its inode, distinct.
-bool make_exe(const char *path, int tag) {
-  unsigned char elf[136] = {};
-  auto put = [&elf](int off, unsigned long v, int size) {
-    for (int i = 0; i < size; i++) elf[off + i] = static_cast<unsigned char>(v >> (8 * i));
-  };
-  put(0, 0x464c457f, 4);  // "\x7fELF"
-  elf[4] = 2;             // 64-bit
-  elf[5] = 1;             // little endian
-  elf[6] = 1;             // version
-  put(16, 2, 2);          // ET_EXEC
-  put(18, 243, 2);        // EM_RISCV
-  put(20, 1, 4);
-  put(24, 120, 8);        // entry: the code below
-  put(32, 64, 8);         // program headers right after this header
-  put(52, 64, 2);         // ehsize
-  put(54, 56, 2);         // phentsize
-  put(56, 1, 2);          // phnum
-  put(64, 1, 4);          // PT_LOAD
-  put(68, 5, 4);          // R|X
-  put(72, 0, 8);          // offset
-  put(80, 0, 8);          // vaddr
-  put(96, sizeof(elf), 8);  // filesz
-  put(104, sizeof(elf), 8); // memsz
-  put(112, 4096, 8);
-  put(120, 0x00000513, 4);  // li a0, 0
-  put(124, 0x00200893, 4);  // li a7, 2 (SYS_exit)
-  put(128, 0x00000073, 4);  // ecall
-  put(132, static_cast<unsigned>(tag), 4);
-  int fd = open(path, O_CREATE | O_RDWR | O_TRUNC);
-  if (fd < 0) return false;
-  bool ok = write(fd, elf, sizeof(elf)) == static_cast<int>(sizeof(elf));
-  close(fd);
-  return ok;
 }
 
 // --- Holders: processes that keep a table full until released --------------------------------
@@ -405,7 +369,9 @@ void fill_images() {
       exec(path, argv);
       exit(1);
     }
-    if (pid > 0) wait(nullptr);
+    int status = -1;
+    if (pid > 0) wait(&status);
+    if (status != 0) fail("images", "a tiny executable did not run");
   }
 }
 
@@ -426,7 +392,7 @@ bool setup() {
   }
   for (int i = 0; ok && i < kExes; i++) {
     numbered(path, "e", i);
-    ok = make_exe(path, i);
+    ok = write_exit_elf(path, static_cast<unsigned>(i));
   }
   for (int k = 0; ok && k < kNames; k++) {
     model[k] = Absent;
