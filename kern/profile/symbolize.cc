@@ -225,6 +225,17 @@ struct CacheEntry {
 };
 constinit CacheEntry cache[CACHE_SIZE];
 
+// stub_at's answers, direct-mapped on (image, pc). Keyed by image slot, so it must be
+// forgotten whenever the slots are (symbolize_reset): a slot reused after a clear holds
+// another program.
+constexpr int STUB_CACHE_SIZE = 256;
+struct StubCache {
+  u64 pc;
+  i32 image;
+  bool valid, stub;
+};
+constinit StubCache stubs[STUB_CACHE_SIZE];
+
 bool user_lookup(int image, u64 addr, char *buf, u32 len) {
   Inode *ip = image_inode(image);
   if (ip == nullptr || image >= NIMAGE_INFO) return false;
@@ -265,13 +276,7 @@ bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
 
 bool stub_at(int image, u64 pc) {
   if (image < 0 || image >= NIMAGE_INFO || pc < 4) return false;
-  struct StubCache {
-    u64 pc;
-    i32 image;
-    bool valid, stub;
-  };
-  static constinit StubCache stubs[256];
-  StubCache &c = stubs[(pc / 2 + static_cast<u64>(image) * 31) % 256];
+  StubCache &c = stubs[(pc / 2 + static_cast<u64>(image) * 31) % STUB_CACHE_SIZE];
   if (c.valid && c.pc == pc && c.image == image) return c.stub;
   c = StubCache{pc, image, true, false};
 
@@ -296,6 +301,7 @@ bool stub_at(int image, u64 pc) {
 
 void symbolize_reset() {
   for (CacheEntry &c : cache) c.valid = false;
+  for (StubCache &c : stubs) c.valid = false;
   for (TableInfo &t : tables) t = TableInfo{};
 }
 
