@@ -5,7 +5,7 @@
 //   cmd PROF_ON     start sampling process `pid`, or every process if pid == PROF_ALL_PIDS
 //   cmd PROF_OFF    stop sampling `pid` (or stop "all" mode); -1 if it was not on
 //   cmd PROF_RATE   set the sampling rate to `arg` samples a second (PROF_MIN_HZ..PROF_MAX_HZ)
-//   cmd PROF_CLEAR  drop every recorded sample (and the executables kept to symbolize them)
+//   cmd PROF_CLEAR  drop every recorded sample (and the symbols kept to name them)
 //
 // Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
 // on, a rate out of range. Samples are read as JSON from /proc/profile; /proc/profstat shows

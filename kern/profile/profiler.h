@@ -8,11 +8,12 @@
 //        chains into the next free slot of a static sample array. No allocation, no
 //        symbol lookup, no sleeping, no lock another hart can hold for long.
 //   profile(2) (sysprofile.cc): switch sampling on and off per process or for all, set the
-//        rate, clear. The executables of profiled processes are kept (images.cc) so that
-//        their samples can be symbolized later, even after the process exits or execs.
+//        rate, clear. The symbols of profiled processes' executables are copied and kept
+//        (images.cc) so that their samples can be symbolized later, even after the process
+//        exits or execs or its file is unlinked.
 //   /proc/profile (report.cc): renders the samples as JSON, symbolizing each address only
 //        now: kernel addresses against the kernel's embedded table, user addresses against
-//        the executable's own symbol table (symbolize.cc).
+//        the copy of the executable's own symbol table (symbolize.cc).
 //   /proc/profstat (report.cc): the state, as `key: value` lines.
 #pragma once
 
@@ -86,12 +87,22 @@ extern volatile bool all_mode;
 // processes with Proc::profiled set; both change under that process's lock (sysprofile.cc)
 extern volatile int nprofiled;
 
-// --- images.cc: executables kept for symbolization ---
-// Register p's current executable (its exe inode) and set p->prof_image. Process context.
+// --- images.cc: what is kept of each sampled program, for symbolization ---
+inline constexpr int NIMAGE = 32;  // programs kept until `profile clear`
+// A program's symbols and ecall addresses, copied into the profiler's own memory when it
+// was registered (symbolize.cc makes the copy, images.cc owns the memory).
+struct ImageSymbols {
+  const u8 *table = nullptr;  // a lib/symtab.h table (Header, Entries, strings)
+  u32 table_len = 0;
+  const u64 *ecalls = nullptr;  // addresses of the ecall instructions in its code, sorted
+  u32 necalls = 0;
+};
+// Register p's current executable (a copy of what symbolization needs of its exe inode)
+// and set p->prof_image. Process context, with prof::lock() held.
 void attach_image(Proc *p);
-Inode *image_inode(int image);  // nullptr if none
+const ImageSymbols *image_symbols(int image);  // nullptr if none
 const char *image_name(int image);
-// Drop every image; process context, outside any spinlock.
+// Drop every image; process context, with prof::lock() held, outside any spinlock.
 void release_images();
 
 // --- the hooks the rest of the kernel calls ---
@@ -100,6 +111,10 @@ void on_fork(Proc *parent, Proc *child);  // child->lock held
 void on_exit(Proc *p);  // p->lock held, as exit() makes p a Zombie: stops sampling p
 
 // --- symbolize.cc ---
+// Copy what symbolization needs of ip (locked) into buf, at most cap bytes, and describe it
+// in *out. Returns the bytes used. Names are cut as symbolize() cuts them (to NAME_MAX - 1
+// bytes, ending in "..."); a table that does not fit is cut after its last whole symbol.
+u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out);
 // Name of the function containing addr. `user` selects the image's table; kernel addresses
 // use the kernel's. Writes a NUL-terminated name into buf (len >= 4 bytes, NAME_MAX to hold
 // any name whole) and returns true, or returns false if unknown. A name longer than len - 1

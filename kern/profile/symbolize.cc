@@ -1,25 +1,30 @@
 // Symbolization: from an address in a sample to the name of its function.
 //
 // Kernel addresses are looked up in the table embedded in the kernel image (lib/ksyms.h).
-// User addresses are looked up in the executable that was running (images.cc), read through
-// the file system, in one of two tables:
+// User addresses are looked up in a copy of the program's own table, made when the program
+// was registered (images.cc calls load_symbols()), so that the file need not be kept. The
+// copy is always in the kernel's table format (lib/symtab.h), built from one of two sources:
 //
-//   - `.symtab.sorted`: programs built in this tree carry the kernel's table format
-//     (lib/symtab.h), sorted, with demangled C++ names, added by the build from `nm -C`.
-//     A binary search reads about log2(n) 16-byte entries.
+//   - `.symtab.sorted`: programs built in this tree carry that format already, sorted, with
+//     demangled C++ names, added by the build from `nm -C`. Entries are copied in order.
 //   - `.symtab`: any other ELF (for example a program built for xv6) falls back to its
-//     standard symbol table, scanned for the function symbol whose range holds the address.
-//     Names there are as the compiler wrote them (C names are already plain).
-//
-// Reading files is slow next to the sampler, which is why none of this happens in the trap.
-// Profiles repeat the same few addresses thousands of times, so a small direct-mapped cache
-// of (image, address) -> name in front of the file reads makes rendering fast.
+//     standard symbol table: its function symbols are copied, then sorted by address. Names
+//     there are as the compiler wrote them (C names are already plain).
 //
 // A name is at most NAME_MAX - 1 bytes (profiler.h): a longer one, which only a user's own
-// program can have (the kernel's longest is 151), is cut and ends in "..." so that a reader
-// sees it was cut.
+// program can have (the kernel's longest is 151), is cut as it is copied and ends in "..."
+// so that a reader sees it was cut. The copy is built in the caller's buffer: entries from
+// the front, names from the back, then the names are moved down behind the entries. When
+// the buffer is full the table is cut there: the symbols left out are not in the copy, so
+// their addresses print as "??", never as another function's name.
 //
-// Callers hold prof::lock(): the cache and the per-image table locations are not locked.
+// For stub_at(), load_symbols() also records where the program's ecall instructions are:
+// a sample's caller is inserted from ra only when its pc sits in a system-call stub, and
+// whether it does is a question about the code bytes around the pc (walk.h's
+// in_syscall_stub), which the ecall addresses answer without the file.
+//
+// Looking up a copy is a binary search in memory, cheap enough for every frame of every
+// sample, so nothing is cached. Callers hold prof::lock(), which keeps the copies in place.
 
 #include "fs/fs.h"
 #include "lib/ksyms.h"
@@ -32,9 +37,10 @@ namespace prof {
 
 namespace {
 
-constexpr int NIMAGE_INFO = 32;
 constexpr u32 SHT_SYMTAB = 2;
 constexpr u8 STT_FUNC = 2;
+constexpr u32 PF_X = 1;
+constexpr u32 MAX_ECALLS = 256;  // per program; a usual one has one per system call
 
 struct SectionHeader {
   u32 name;
@@ -50,6 +56,12 @@ struct SectionHeader {
 };
 static_assert(sizeof(SectionHeader) == 64);
 
+struct ProgramHeader {
+  u32 type, flags;
+  u64 offset, vaddr, paddr, filesz, memsz, align;
+};
+static_assert(sizeof(ProgramHeader) == 56);
+
 struct ElfSym {
   u32 name;
   u8 info;
@@ -60,7 +72,7 @@ struct ElfSym {
 };
 static_assert(sizeof(ElfSym) == 24);
 
-// A loaded segment of the program, to find code bytes in the file.
+// An executable segment of the program, to find its ecall instructions.
 struct Segment {
   u64 vaddr = 0;
   u64 filesz = 0;
@@ -68,11 +80,10 @@ struct Segment {
 };
 constexpr int MAX_SEGMENTS = 4;
 
-// Where an image's symbols (and code) are, found once per image.
-struct TableInfo {
+// Where a program's symbols and code are in its file.
+struct Layout {
   Segment segments[MAX_SEGMENTS];
   int nsegments = 0;
-  bool probed = false;
   bool sorted = false;    // .symtab.sorted found
   u32 entries = 0;        // sorted: file offset of the Entry array
   u32 count = 0;          // sorted: entries; elf: symbols
@@ -80,7 +91,6 @@ struct TableInfo {
   u32 strtab_size = 0;
   u32 symtab = 0;         // elf: file offset of the symbol array
 };
-constinit TableInfo tables[NIMAGE_INFO];
 
 // The inode is locked by the caller for all of these.
 template <typename T>
@@ -102,28 +112,29 @@ void copy_name(char *buf, const char *name, u32 len) {
   if (strlen(name) >= len) mark_cut(buf, len);
 }
 
-bool read_name(Inode *ip, const TableInfo &t, u32 name, char *buf, u32 len) {
-  if (name >= t.strtab_size || len < 4) return false;
+// Name `name` of the string table into buf (len >= 4 bytes, NUL-terminated), cut to
+// len - 1 bytes and marked if longer; its length, or 0.
+u32 read_name(Inode *ip, const Layout &t, u32 name, char *buf, u32 len) {
+  if (name >= t.strtab_size || len < 4) return 0;
   // One byte more than fits: if it is not the name's NUL either, the name is longer.
   u32 n = t.strtab_size - name < len ? t.strtab_size - name : len;
   int got = readi(ip, false, reinterpret_cast<u64>(buf), t.strtab + name, n);
-  if (got <= 0) return false;
+  if (got <= 0) return 0;
   u32 end = 0;
   while (end < static_cast<u32>(got) && buf[end] != 0) end++;
-  if (end == static_cast<u32>(got)) {
-    // No NUL: longer than the buffer, or running off the end of the table.
-    u32 keep = end < len ? end : len - 1;
-    buf[keep] = 0;
-    mark_cut(buf, keep + 1);
-  }
-  return buf[0] != 0;
+  if (end < static_cast<u32>(got)) return end;
+  // No NUL: longer than the buffer, or running off the end of the table.
+  u32 keep = end < len ? end : len - 1;
+  buf[keep] = 0;
+  mark_cut(buf, keep + 1);
+  return keep;
 }
 
-void probe(Inode *ip, TableInfo &t) {
-  t.probed = true;
+Layout probe(Inode *ip) {
+  Layout t;
   u8 eh[64];
-  if (readi(ip, false, reinterpret_cast<u64>(eh), 0, 64) != 64) return;
-  if (eh[0] != 0x7f || eh[1] != 'E' || eh[2] != 'L' || eh[3] != 'F' || eh[4] != 2) return;
+  if (readi(ip, false, reinterpret_cast<u64>(eh), 0, 64) != 64) return t;
+  if (eh[0] != 0x7f || eh[1] != 'E' || eh[2] != 'L' || eh[3] != 'F' || eh[4] != 2) return t;
   u64 shoff;
   u16 shnum, shstrndx;
   u64 phoff;
@@ -131,22 +142,20 @@ void probe(Inode *ip, TableInfo &t) {
   memmove(&phoff, eh + 0x20, 8);
   memmove(&phnum, eh + 0x38, 2);
   for (u16 i = 0; i < phnum && t.nsegments < MAX_SEGMENTS && phoff < 0xffffffffu; i++) {
-    struct {
-      u32 type, flags;
-      u64 offset, vaddr, paddr, filesz, memsz, align;
-    } ph;
+    ProgramHeader ph;
     if (!read_at(ip, static_cast<u32>(phoff + i * sizeof(ph)), ph)) break;
-    if (ph.type == 1 /* PT_LOAD */) t.segments[t.nsegments++] = {ph.vaddr, ph.filesz, ph.offset};
+    if (ph.type == 1 /* PT_LOAD */ && (ph.flags & PF_X))
+      t.segments[t.nsegments++] = {ph.vaddr, ph.filesz, ph.offset};
   }
   memmove(&shoff, eh + 0x28, 8);
   memmove(&shnum, eh + 0x3c, 2);
   memmove(&shstrndx, eh + 0x3e, 2);
-  if (shoff == 0 || shoff > 0xffffffffu || shstrndx >= shnum) return;
+  if (shoff == 0 || shoff > 0xffffffffu || shstrndx >= shnum) return t;
   SectionHeader names;
-  if (!read_at(ip, static_cast<u32>(shoff + shstrndx * sizeof(SectionHeader)), names)) return;
+  if (!read_at(ip, static_cast<u32>(shoff + shstrndx * sizeof(SectionHeader)), names)) return t;
   for (u16 i = 0; i < shnum; i++) {
     SectionHeader sh;
-    if (!read_at(ip, static_cast<u32>(shoff + i * sizeof(SectionHeader)), sh)) return;
+    if (!read_at(ip, static_cast<u32>(shoff + i * sizeof(SectionHeader)), sh)) return t;
     char name[16] = {};
     readi(ip, false, reinterpret_cast<u64>(name), static_cast<u32>(names.offset + sh.name),
           sizeof(name) - 1);
@@ -158,7 +167,7 @@ void probe(Inode *ip, TableInfo &t) {
       t.count = h.count;
       t.strtab = t.entries + h.count * static_cast<u32>(sizeof(symtab::Entry));
       t.strtab_size = h.strtab_size;
-      return;  // the preferred table: stop looking
+      return t;  // the preferred table: stop looking
     }
     if (sh.type == SHT_SYMTAB && sh.link < shnum && !t.sorted) {
       SectionHeader str;
@@ -169,140 +178,195 @@ void probe(Inode *ip, TableInfo &t) {
       t.strtab_size = static_cast<u32>(str.size);
     }
   }
+  return t;
 }
 
-bool lookup_sorted(Inode *ip, const TableInfo &t, u64 addr, char *buf, u32 len) {
-  symtab::Entry e;
-  u32 lo = 0, hi = t.count;  // find the last entry with e.addr <= addr
-  if (hi == 0) return false;
-  if (!read_at(ip, t.entries, e) || e.addr > addr) return false;
-  while (hi - lo > 1) {
-    u32 mid = lo + (hi - lo) / 2;
-    if (!read_at(ip, t.entries + mid * static_cast<u32>(sizeof(e)), e)) return false;
-    if (e.addr <= addr)
-      lo = mid;
-    else
-      hi = mid;
+// Record the address of every ecall (bytes 73 00 00 00 at an even address) in the
+// executable segments, in ascending order, at most `max`. Returns how many.
+u32 find_ecalls(Inode *ip, const Layout &t, u64 *out, u32 max) {
+  u32 n = 0;
+  constexpr u32 CHUNK = 512;
+  u8 code[CHUNK + 3];
+  for (int s = 0; s < t.nsegments; s++) {
+    const Segment &sg = t.segments[s];
+    if (sg.offset > 0xffffffffu || sg.filesz > 0xffffffffu) continue;
+    for (u64 off = 0; off + 4 <= sg.filesz && n < max; off += CHUNK) {
+      u32 want = static_cast<u32>(sg.filesz - off < CHUNK + 3 ? sg.filesz - off : CHUNK + 3);
+      int got = readi(ip, false, reinterpret_cast<u64>(code), static_cast<u32>(sg.offset + off),
+                      want);
+      if (got < 4) break;
+      // Positions 0, 2, ... CHUNK - 2 of this chunk; the 3 extra bytes finish the last ones.
+      for (u32 i = 0; i + 4 <= static_cast<u32>(got) && i < CHUNK && n < max; i += 2) {
+        if (code[i] == 0x73 && code[i + 1] == 0 && code[i + 2] == 0 && code[i + 3] == 0)
+          out[n++] = sg.vaddr + off + i;
+      }
+    }
   }
-  if (!read_at(ip, t.entries + lo * static_cast<u32>(sizeof(e)), e)) return false;
-  u64 end = e.addr + e.size;
-  if (e.size == 0) {
-    symtab::Entry next;
-    if (lo + 1 >= t.count || !read_at(ip, t.entries + (lo + 1) * static_cast<u32>(sizeof(e)), next))
-      return false;
-    end = next.addr;
-  }
-  if (addr >= end) return false;
-  return read_name(ip, t, e.name, buf, len);
+  // Segments normally come in address order; keep the list sorted whatever the file says.
+  for (u32 i = 1; i < n; i++)
+    for (u32 j = i; j > 0 && out[j - 1] > out[j]; j--) {
+      u64 tmp = out[j];
+      out[j] = out[j - 1];
+      out[j - 1] = tmp;
+    }
+  return n;
 }
 
-bool lookup_elf(Inode *ip, const TableInfo &t, u64 addr, char *buf, u32 len) {
+// A symbol table in lib/symtab.h's format, built in [buf, buf + cap): entries grow up from
+// after the header, names grow down from the end, and finish() moves the names down.
+class TableBuilder {
+ public:
+  TableBuilder(u8 *buf, u32 cap) : m_buf(buf), m_cap(cap), m_names(cap) {}
+
+  // Append one symbol; false when it does not fit.
+  bool add(u64 addr, u64 size, const char *name, u32 len) {
+    u32 entry_end = HEADER + (m_count + 1) * ENTRY;
+    if (m_cap < entry_end || m_names < entry_end + len + 1 + 1) return false;  // +1: final NUL
+    m_names -= len + 1;
+    memmove(m_buf + m_names, name, len);
+    m_buf[m_names + len] = 0;
+    symtab::Entry e{addr, size > 0xffffffffu ? 0xffffffffu : static_cast<u32>(size), m_names};
+    memmove(m_buf + HEADER + m_count * ENTRY, &e, ENTRY);
+    m_count++;
+    return true;
+  }
+
+  symtab::Entry *entries() { return reinterpret_cast<symtab::Entry *>(m_buf + HEADER); }
+  u32 count() const { return m_count; }
+
+  // Close the table: returns its length, or 0 when it holds no symbol.
+  u32 finish() {
+    if (m_count == 0) return 0;
+    u32 strtab = HEADER + m_count * ENTRY;
+    u32 names_len = m_cap - m_names;
+    memmove(m_buf + strtab, m_buf + m_names, names_len);
+    m_buf[strtab + names_len] = 0;  // a final NUL: Table::from wants the table to end in one
+    for (u32 i = 0; i < m_count; i++) entries()[i].name -= m_names;
+    symtab::Header h{symtab::MAGIC, m_count, names_len + 1, 0};
+    memmove(m_buf, &h, HEADER);
+    return strtab + names_len + 1;
+  }
+
+ private:
+  static constexpr u32 HEADER = sizeof(symtab::Header);
+  static constexpr u32 ENTRY = sizeof(symtab::Entry);
+  u8 *m_buf;
+  u32 m_cap;
+  u32 m_names;  // where the lowest name starts
+  u32 m_count = 0;
+};
+
+void copy_sorted(Inode *ip, const Layout &t, TableBuilder &b) {
+  constexpr u32 CHUNK = 32;
+  symtab::Entry chunk[CHUNK];
+  char name[NAME_MAX];
+  for (u32 i = 0; i < t.count; i += CHUNK) {
+    u32 n = t.count - i < CHUNK ? t.count - i : CHUNK;
+    u32 bytes = n * static_cast<u32>(sizeof(symtab::Entry));
+    if (readi(ip, false, reinterpret_cast<u64>(chunk),
+              t.entries + i * static_cast<u32>(sizeof(symtab::Entry)),
+              bytes) != static_cast<int>(bytes))
+      return;
+    for (u32 k = 0; k < n; k++) {
+      u32 len = read_name(ip, t, chunk[k].name, name, sizeof(name));
+      if (!b.add(chunk[k].addr, chunk[k].size, name, len)) return;  // full: the rest is cut
+    }
+  }
+}
+
+void copy_elf(Inode *ip, const Layout &t, TableBuilder &b) {
   constexpr u32 CHUNK = 32;
   ElfSym syms[CHUNK];
+  char name[NAME_MAX];
   for (u32 i = 0; i < t.count; i += CHUNK) {
     u32 n = t.count - i < CHUNK ? t.count - i : CHUNK;
     u32 bytes = n * static_cast<u32>(sizeof(ElfSym));
-    if (readi(ip, false, reinterpret_cast<u64>(syms), t.symtab + i * static_cast<u32>(sizeof(ElfSym)),
-              bytes) != static_cast<int>(bytes))
-      return false;
-    for (u32 k = 0; k < n; k++) {
+    if (readi(ip, false, reinterpret_cast<u64>(syms),
+              t.symtab + i * static_cast<u32>(sizeof(ElfSym)), bytes) != static_cast<int>(bytes))
+      break;
+    bool full = false;
+    for (u32 k = 0; k < n && !full; k++) {
       const ElfSym &s = syms[k];
-      if ((s.info & 0xf) == STT_FUNC && s.value <= addr && addr < s.value + s.size)
-        return read_name(ip, t, s.name, buf, len);
+      if ((s.info & 0xf) != STT_FUNC || s.size == 0) continue;
+      u32 len = read_name(ip, t, s.name, name, sizeof(name));
+      if (len > 0) full = !b.add(s.value, s.size, name, len);
     }
+    if (full) break;
   }
-  return false;
-}
-
-// The cache: direct-mapped on the address.
-constexpr int CACHE_SIZE = 1024;
-struct CacheEntry {
-  u64 addr = 0;
-  i32 image = 0;
-  bool valid = false;
-  bool found = false;
-  char name[NAME_MAX] = {};
-};
-constinit CacheEntry cache[CACHE_SIZE];
-
-// stub_at's answers, direct-mapped on (image, pc). Keyed by image slot, so it must be
-// forgotten whenever the slots are (symbolize_reset): a slot reused after a clear holds
-// another program.
-constexpr int STUB_CACHE_SIZE = 256;
-struct StubCache {
-  u64 pc;
-  i32 image;
-  bool valid, stub;
-};
-constinit StubCache stubs[STUB_CACHE_SIZE];
-
-bool user_lookup(int image, u64 addr, char *buf, u32 len) {
-  Inode *ip = image_inode(image);
-  if (ip == nullptr || image >= NIMAGE_INFO) return false;
-  TableInfo &t = tables[image];
-  ilock(ip);
-  if (!t.probed) probe(ip, t);
-  bool ok = false;
-  if (t.sorted)
-    ok = lookup_sorted(ip, t, addr, buf, len);
-  else if (t.count > 0)
-    ok = lookup_elf(ip, t, addr, buf, len);
-  iunlock(ip);
-  return ok;
+  // Sort by address (Shell's sort: no recursion, no memory, fast enough for a few thousand).
+  symtab::Entry *e = b.entries();
+  u32 n = b.count();
+  for (u32 gap = n / 2; gap > 0; gap /= 2)
+    for (u32 i = gap; i < n; i++)
+      for (u32 j = i; j >= gap && e[j - gap].addr > e[j].addr; j -= gap) {
+        symtab::Entry tmp = e[j];
+        e[j] = e[j - gap];
+        e[j - gap] = tmp;
+      }
 }
 
 }  // namespace
 
+u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out) {
+  *out = ImageSymbols{};
+  cap &= ~7u;
+  Layout t = probe(ip);
+
+  // The ecall list first (it is small), then the symbol table in what is left.
+  u64 *ecalls = reinterpret_cast<u64 *>(buf);
+  u32 max_ecalls = cap / sizeof(u64) < MAX_ECALLS ? cap / sizeof(u64) : MAX_ECALLS;
+  u32 necalls = find_ecalls(ip, t, ecalls, max_ecalls);
+  u32 used = necalls * sizeof(u64);
+  if (necalls > 0) {
+    out->ecalls = ecalls;
+    out->necalls = necalls;
+  }
+
+  TableBuilder b(buf + used, cap - used);
+  if (t.sorted)
+    copy_sorted(ip, t, b);
+  else if (t.count > 0)
+    copy_elf(ip, t, b);
+  u32 len = b.finish();
+  if (len > 0) {
+    out->table = buf + used;
+    out->table_len = len;
+  }
+  return used + len;
+}
+
 bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
   if (len < 4) return false;
+  const char *name = nullptr;
   if (kernel) {
-    const char *name = ksym_lookup(addr);
-    if (name == nullptr) return false;
-    copy_name(buf, name, len);
-    return true;
+    name = ksym_lookup(addr);
+  } else if (const ImageSymbols *syms = image_symbols(image)) {
+    name = symtab::Table::from(syms->table, syms->table_len).lookup(addr).name;
   }
-  if (image < 0) return false;
-  CacheEntry &c = cache[(addr ^ (addr >> 12) ^ static_cast<u64>(image) * 0x9e37) % CACHE_SIZE];
-  if (!(c.valid && c.addr == addr && c.image == image)) {
-    c.valid = true;
-    c.addr = addr;
-    c.image = image;
-    c.found = user_lookup(image, addr, c.name, NAME_MAX);
-  }
-  if (!c.found) return false;
-  copy_name(buf, c.name, len);
+  if (name == nullptr || name[0] == 0) return false;
+  copy_name(buf, name, len);
   return true;
 }
 
 bool stub_at(int image, u64 pc) {
-  if (image < 0 || image >= NIMAGE_INFO || pc < 4) return false;
-  StubCache &c = stubs[(pc / 2 + static_cast<u64>(image) * 31) % STUB_CACHE_SIZE];
-  if (c.valid && c.pc == pc && c.image == image) return c.stub;
-  c = StubCache{pc, image, true, false};
-
-  Inode *ip = image_inode(image);
-  if (ip == nullptr) return false;
-  TableInfo &t = tables[image];
-  ilock(ip);
-  if (!t.probed) probe(ip, t);
-  for (int i = 0; i < t.nsegments; i++) {
-    const Segment &sg = t.segments[i];
-    if (pc - 4 < sg.vaddr || pc + 8 > sg.vaddr + sg.filesz) continue;
-    u8 code[12];
-    u64 off = sg.offset + (pc - 4 - sg.vaddr);
-    if (off < 0xffffffffu &&
-        readi(ip, false, reinterpret_cast<u64>(code), static_cast<u32>(off), 12) == 12)
-      c.stub = profwalk::in_syscall_stub(code);
-    break;
+  const ImageSymbols *syms = image_symbols(image);
+  if (syms == nullptr || pc < 4) return false;
+  // Rebuild the 12 code bytes from pc - 4 as far as in_syscall_stub looks at them: the
+  // ecalls in the window, zeros elsewhere (which are not ecalls either).
+  u8 code[12] = {};
+  u64 from = pc - 4;
+  for (u32 i = 0; i < syms->necalls; i++) {
+    u64 a = syms->ecalls[i];
+    if (a + 4 <= from || a >= from + sizeof(code)) continue;
+    const u8 ecall[4] = {0x73, 0, 0, 0};
+    for (u32 k = 0; k < 4; k++)
+      if (a + k >= from && a + k < from + sizeof(code)) code[a + k - from] = ecall[k];
   }
-  iunlock(ip);
-  return c.stub;
+  return profwalk::in_syscall_stub(code);
 }
 
 void symbolize_reset() {
-  for (CacheEntry &c : cache) c.valid = false;
-  for (StubCache &c : stubs) c.valid = false;
-  for (TableInfo &t : tables) t = TableInfo{};
+  // Nothing to forget: the copies live in the image slots, which release_images() empties.
 }
 
 }  // namespace prof
