@@ -5,8 +5,10 @@ not at all, whenever the machine stops (kern/fs/log.cc explains how). These test
 that promise the hard way. Each crash cycle:
 
 1. copies fs.img and boots QEMU (CPUS=3) on the copy;
-2. starts `crashwork SEED` (user/crashwork.cc: three processes creating, appending,
-   truncating, renaming, linking and unlinking files and making and removing directories);
+2. starts `tprofimg orphan` (user/tprofimg.cc: a copy of spin, run under the profiler and
+   unlinked while it runs, so that the crash leaves its inode allocated with no links), then
+   `crashwork SEED` (user/crashwork.cc: three processes creating, appending, truncating,
+   renaming, linking and unlinking files and making and removing directories);
 3. once the workload reports progress, crashes the machine in one of two ways (the cycles
    alternate):
    * "time": waits a random time (0.2 to 3 s, seeded per cycle) and kills QEMU with
@@ -30,10 +32,12 @@ that promise the hard way. Each crash cycle:
 "Consistent" is everything fsimage.check() looks at: each block in use reachable from exactly
 one place and marked in the bitmap, nothing else marked, sizes covered by blocks, link counts
 equal to the directory entries naming the inode, no entry naming a free inode, well-formed
-directories. An allocated inode that no directory names (an orphan) is a failure too: xv6
-leaves one behind when a file is unlinked while still open and the machine crashes before
-the close, but crashwork never unlinks an open file, so here an orphan can only mean a lost
-update. On top of the structure, the data is checked: crashwork writes self-describing
+directories. An allocated inode that no directory names (an orphan) is a failure too, with
+one exception: the unlinked, still running program of step 2 is exactly one orphan with no
+links in the crashed image, and must be gone after the reboot (the kernel frees such orphans
+at boot and says so; the checker's replay is compared with the kernel's recovery after
+freeing it the same way). crashwork never unlinks an open file, so any other orphan can only
+mean a lost update. On top of the structure, the data is checked: crashwork writes self-describing
 records, so every file must be whole records and at most the beginning of one more.
 
 Every cycle is an independent test case, so `pytest -n 2` spreads them over both cores. The
@@ -334,12 +338,37 @@ def data_problems(img: Image) -> list[str]:
     return bad
 
 
-def consistency_report(img: Image) -> list[str]:
-    """Everything wrong with the image: structure first, then (if that is sound) data."""
-    problems = [str(p) for p in fsimage.check_image(img)]
+def consistency_report(img: Image, orphans: list[int] | None = None) -> list[str]:
+    """Everything wrong with the image: structure first, then (if that is sound) data.
+
+    With `orphans`, inodes with no links that nothing reaches (which the next boot frees)
+    are not problems but are appended to that list instead.
+    """
+    problems = []
+    for p in fsimage.check_image(img):
+        if orphans is not None and fsimage.reclaimable_at_boot(img, p):
+            orphans.append(p.inum)
+        else:
+            problems.append(str(p))
     if not problems:
         problems = data_problems(img)
     return problems
+
+
+def free_orphan(img: Image, inum: int) -> None:
+    """Free inode `inum` in img's bytes as the kernel's boot does (fs.cc's reclaim_orphans:
+    iput truncates it, then marks it free), so the two recoveries can be compared."""
+    inode = img.inode(inum)
+    blocks = [b for b in inode.addrs[:fsimage.NDIRECT] if b]
+    indirect = inode.addrs[fsimage.NDIRECT]
+    if indirect:
+        slots = struct.unpack(f"<{fsimage.NINDIRECT}I", img.block(indirect))
+        blocks += [b for b in slots if b] + [indirect]
+    for b in blocks:
+        at = (img.sb.bmapstart + b // fsimage.BPB) * BSIZE + (b % fsimage.BPB) // 8
+        img.data[at] &= ~(1 << (b % 8)) & 0xFF
+    fsimage.INODE.pack_into(img.data, img.inode_offset(inum), fsimage.T_FREE, inode.major,
+                            inode.minor, 0, 0, *([0] * (fsimage.NDIRECT + 1)))
 
 
 # --- One crash cycle -------------------------------------------------------------------------
@@ -388,6 +417,8 @@ def fail(reason: str, problems: Sequence[str], cycle: Cycle, saved: Path) -> Non
 
 def start_workload(m: Machine, cycle: Cycle) -> None:
     m.boot()
+    out = m.run("tprofimg orphan", timeout=30)
+    assert "runs unlinked" in out, f"`tprofimg orphan` failed:\n{out}"
     m.sendline(f"crashwork {cycle.seed}")
     m.expect(PROGRESS, timeout=60)
 
@@ -455,7 +486,8 @@ def test_crash_cycle(cycle: Cycle, boot: Booter, tmp_path: Path,
     # The image exactly as the crash left it.
     raw = Image.open(image, replay_log=False)
     committed = raw.log_header()[0]
-    unreplayed = fsimage.check_image(raw)
+    # (The orphan tprofimg leaves is there with or without the log: it does not count.)
+    unreplayed = [p for p in fsimage.check_image(raw) if not fsimage.reclaimable_at_boot(raw, p)]
     record_property("tally", ("crashes that left a committed transaction in the log",
                               committed > 0))
     record_property("tally", ("crash images inconsistent until the log was replayed",
@@ -463,14 +495,23 @@ def test_crash_cycle(cycle: Cycle, boot: Booter, tmp_path: Path,
     print(f"{cycle.describe()}: {committed} blocks committed in the log; without replay "
           f"{len(unreplayed)} problems {sorted({p.kind for p in unreplayed})}")
 
-    # The checker's own replay alone must give a consistent file system.
+    # The checker's own replay alone must give a consistent file system, with one orphan:
+    # the program that ran unlinked.
     replayed = Image.open(image)
-    problems = consistency_report(replayed)
+    orphans: list[int] = []
+    problems = consistency_report(replayed, orphans)
+    if len(orphans) != 1:
+        problems.append(f"expected one unlinked orphan (tprofimg's program), found {orphans}")
     if problems:
         fail("after the checker's replay of the log the image is inconsistent", problems,
              cycle, keep_image(crashed, boot.name, "crash"))
+    for inum in orphans:
+        free_orphan(replayed, inum)
 
-    reboot_and_halt(recovery_machine(image, boot))
+    recovery = recovery_machine(image, boot)
+    reboot_and_halt(recovery)
+    assert f"fs: freed {len(orphans)} orphaned inodes" in recovery.boot_output, (
+        "the boot after the crash did not free the orphan")
 
     recovered = Image.open(image, replay_log=False)
     problems = consistency_report(recovered)

@@ -9,6 +9,10 @@
 //                        second, and unlink it once it has exited. The disk space of the
 //                        victim must be free at once (the grading test checks the image),
 //                        and /proc/profile must still name its functions.
+//   tprofimg orphan      copy /spin to /tp/orphan, start it under the profiler and unlink
+//                        it while it runs, then exit and leave it running. If the machine
+//                        stops now, the file is an orphan, which the next boot must free
+//                        (the crash tests check that).
 //   tprofimg stubs       run program A, whose loop makes system calls, under the profiler
 //                        and read /proc/profile (so the profiler looks at A's code); then
 //                        `profile clear` and run program B, whose loop has the same
@@ -172,6 +176,34 @@ int unlinked() {
   return 0;
 }
 
+int orphan() {
+  mkdir("/tp");  // may exist already
+  if (!copy("/spin", "/tp/orphan")) {
+    fail("cannot copy /spin to /tp/orphan");
+    return 1;
+  }
+  int go[2];
+  if (pipe(go) < 0) return 1;
+  int pid = fork();
+  if (pid == 0) {
+    char byte;
+    close(go[1]);
+    read(go[0], &byte, 1);
+    close(go[0]);
+    char *argv[] = {const_cast<char *>("orphan"), nullptr};
+    exec("/tp/orphan", argv);
+    exit(3);
+  }
+  close(go[0]);
+  if (pid < 0 || profile(pid, PROF_ON, 0) < 0) fail("cannot profile the orphan");
+  close(go[1]);
+  sleep(2);  // let it exec (and be sampled) before its file goes
+  if (unlink("/tp/orphan") < 0) fail("cannot unlink /tp/orphan");
+  if (failures > 0) return 1;
+  printf("tprofimg: orphan pid %d runs unlinked\n", pid);
+  return 0;
+}
+
 // A and B: the same addresses, a loop run (lui's count) * 4096 times, then exit(0). Both
 // set ra first (the profiler inserts a stub's caller from ra, and only when it is not 0).
 // A's loop (128..140) makes a getpid system call: its ecall at 132 puts A's samples at pc
@@ -225,7 +257,8 @@ int stubs() {
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "keep") == 0 && atoi(argv[2]) > 0) return keep(atoi(argv[2]));
   if (argc == 2 && strcmp(argv[1], "unlinked") == 0) return unlinked();
+  if (argc == 2 && strcmp(argv[1], "orphan") == 0) return orphan();
   if (argc == 2 && strcmp(argv[1], "stubs") == 0) return stubs();
-  fprintf(2, "usage: tprofimg keep SEED | unlinked | stubs\n");
+  fprintf(2, "usage: tprofimg keep SEED | unlinked | orphan | stubs\n");
   return 2;
 }
