@@ -11,6 +11,8 @@
 //   Entry   { addr u64, size u32, name u32 }  x count, sorted by addr
 //   char    strtab[strtab_size]               NUL-terminated names, Entry::name is an offset
 //
+// Builder makes such a table in memory (the profiler's copies of user programs' tables).
+//
 // This header is pure: no kernel dependencies, so host unit tests exercise it directly.
 #pragma once
 
@@ -98,6 +100,67 @@ class Table {
   uint32_t m_count = 0;
   const char *m_strtab = nullptr;
   uint32_t m_strtab_size = 0;
+};
+
+// Builds a table in a caller's buffer of fixed size, one symbol at a time (the profiler copies
+// a program's symbols this way, kern/profile/symbolize.cc). Entries grow up from after the
+// header and names down from the end of the buffer; finish() moves the names down behind the
+// entries and writes the header. A symbol that does not fit is refused, and so the table is
+// cut there. The buffer must be 8-byte aligned; names are copied as given.
+class Builder {
+ public:
+  Builder(uint8_t *buf, uint32_t cap) : m_buf(buf), m_cap(cap), m_names(cap) {}
+
+  // Append a symbol (len bytes of name, no NUL needed); false if it does not fit.
+  bool add(uint64_t addr, uint64_t size, const char *name, uint32_t len) {
+    uint64_t entry_end = HEADER + uint64_t(m_count + 1) * ENTRY;
+    // Room for the entry, the name, its NUL and the table's final NUL.
+    if (entry_end + len + 2 > m_names) return false;
+    m_names -= len + 1;
+    __builtin_memmove(m_buf + m_names, name, len);
+    m_buf[m_names + len] = 0;
+    Entry e{addr, size > 0xffffffffu ? 0xffffffffu : uint32_t(size), m_names};
+    __builtin_memcpy(m_buf + HEADER + m_count * ENTRY, &e, ENTRY);
+    m_count++;
+    return true;
+  }
+
+  Entry *entries() { return reinterpret_cast<Entry *>(m_buf + HEADER); }
+  uint32_t count() const { return m_count; }
+
+  // Sort the entries by address (for sources that are not sorted). Shell's sort: no
+  // recursion and no memory, fast enough for the few thousand entries a buffer holds.
+  void sort() {
+    Entry *e = entries();
+    for (uint32_t gap = m_count / 2; gap > 0; gap /= 2)
+      for (uint32_t i = gap; i < m_count; i++)
+        for (uint32_t j = i; j >= gap && e[j - gap].addr > e[j].addr; j -= gap) {
+          Entry tmp = e[j];
+          e[j] = e[j - gap];
+          e[j - gap] = tmp;
+        }
+  }
+
+  // Close the table: its length in bytes (a blob Table::from accepts), or 0 if empty.
+  uint32_t finish() {
+    if (m_count == 0) return 0;
+    uint32_t strtab = HEADER + m_count * ENTRY;
+    uint32_t names_len = m_cap - m_names;
+    __builtin_memmove(m_buf + strtab, m_buf + m_names, names_len);
+    m_buf[strtab + names_len] = 0;  // Table::from wants the string table to end in a NUL
+    for (uint32_t i = 0; i < m_count; i++) entries()[i].name -= m_names;
+    Header h{MAGIC, m_count, names_len + 1, 0};
+    __builtin_memcpy(m_buf, &h, HEADER);
+    return strtab + names_len + 1;
+  }
+
+ private:
+  static constexpr uint32_t HEADER = sizeof(Header);
+  static constexpr uint32_t ENTRY = sizeof(Entry);
+  uint8_t *m_buf;
+  uint32_t m_cap;
+  uint32_t m_names;  // where the lowest name starts
+  uint32_t m_count = 0;
 };
 
 }  // namespace symtab

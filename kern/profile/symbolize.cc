@@ -13,10 +13,9 @@
 //
 // A name is at most NAME_MAX - 1 bytes (profiler.h): a longer one, which only a user's own
 // program can have (the kernel's longest is 151), is cut as it is copied and ends in "..."
-// so that a reader sees it was cut. The copy is built in the caller's buffer: entries from
-// the front, names from the back, then the names are moved down behind the entries. When
-// the buffer is full the table is cut there: the symbols left out are not in the copy, so
-// their addresses print as "??", never as another function's name.
+// so that a reader sees it was cut. The copy is built in the caller's buffer by
+// symtab::Builder, and cut where the buffer is full: the symbols left out are not in the
+// copy, so their addresses print as "??", never as another function's name.
 //
 // For stub_at(), load_symbols() also records where the program's ecall instructions are:
 // a sample's caller is inserted from ra only when its pc sits in a system-call stub, and
@@ -212,51 +211,7 @@ u32 find_ecalls(Inode *ip, const Layout &t, u64 *out, u32 max) {
   return n;
 }
 
-// A symbol table in lib/symtab.h's format, built in [buf, buf + cap): entries grow up from
-// after the header, names grow down from the end, and finish() moves the names down.
-class TableBuilder {
- public:
-  TableBuilder(u8 *buf, u32 cap) : m_buf(buf), m_cap(cap), m_names(cap) {}
-
-  // Append one symbol; false when it does not fit.
-  bool add(u64 addr, u64 size, const char *name, u32 len) {
-    u32 entry_end = HEADER + (m_count + 1) * ENTRY;
-    if (m_cap < entry_end || m_names < entry_end + len + 1 + 1) return false;  // +1: final NUL
-    m_names -= len + 1;
-    memmove(m_buf + m_names, name, len);
-    m_buf[m_names + len] = 0;
-    symtab::Entry e{addr, size > 0xffffffffu ? 0xffffffffu : static_cast<u32>(size), m_names};
-    memmove(m_buf + HEADER + m_count * ENTRY, &e, ENTRY);
-    m_count++;
-    return true;
-  }
-
-  symtab::Entry *entries() { return reinterpret_cast<symtab::Entry *>(m_buf + HEADER); }
-  u32 count() const { return m_count; }
-
-  // Close the table: returns its length, or 0 when it holds no symbol.
-  u32 finish() {
-    if (m_count == 0) return 0;
-    u32 strtab = HEADER + m_count * ENTRY;
-    u32 names_len = m_cap - m_names;
-    memmove(m_buf + strtab, m_buf + m_names, names_len);
-    m_buf[strtab + names_len] = 0;  // a final NUL: Table::from wants the table to end in one
-    for (u32 i = 0; i < m_count; i++) entries()[i].name -= m_names;
-    symtab::Header h{symtab::MAGIC, m_count, names_len + 1, 0};
-    memmove(m_buf, &h, HEADER);
-    return strtab + names_len + 1;
-  }
-
- private:
-  static constexpr u32 HEADER = sizeof(symtab::Header);
-  static constexpr u32 ENTRY = sizeof(symtab::Entry);
-  u8 *m_buf;
-  u32 m_cap;
-  u32 m_names;  // where the lowest name starts
-  u32 m_count = 0;
-};
-
-void copy_sorted(Inode *ip, const Layout &t, TableBuilder &b) {
+void copy_sorted(Inode *ip, const Layout &t, symtab::Builder &b) {
   constexpr u32 CHUNK = 32;
   symtab::Entry chunk[CHUNK];
   char name[NAME_MAX];
@@ -274,7 +229,7 @@ void copy_sorted(Inode *ip, const Layout &t, TableBuilder &b) {
   }
 }
 
-void copy_elf(Inode *ip, const Layout &t, TableBuilder &b) {
+void copy_elf(Inode *ip, const Layout &t, symtab::Builder &b) {
   constexpr u32 CHUNK = 32;
   ElfSym syms[CHUNK];
   char name[NAME_MAX];
@@ -293,16 +248,7 @@ void copy_elf(Inode *ip, const Layout &t, TableBuilder &b) {
     }
     if (full) break;
   }
-  // Sort by address (Shell's sort: no recursion, no memory, fast enough for a few thousand).
-  symtab::Entry *e = b.entries();
-  u32 n = b.count();
-  for (u32 gap = n / 2; gap > 0; gap /= 2)
-    for (u32 i = gap; i < n; i++)
-      for (u32 j = i; j >= gap && e[j - gap].addr > e[j].addr; j -= gap) {
-        symtab::Entry tmp = e[j];
-        e[j] = e[j - gap];
-        e[j - gap] = tmp;
-      }
+  b.sort();
 }
 
 }  // namespace
@@ -322,7 +268,7 @@ u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out) {
     out->necalls = necalls;
   }
 
-  TableBuilder b(buf + used, cap - used);
+  symtab::Builder b(buf + used, cap - used);
   if (t.sorted)
     copy_sorted(ip, t, b);
   else if (t.count > 0)
@@ -351,17 +297,8 @@ bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
 bool stub_at(int image, u64 pc) {
   const ImageSymbols *syms = image_symbols(image);
   if (syms == nullptr || pc < 4) return false;
-  // Rebuild the 12 code bytes from pc - 4 as far as in_syscall_stub looks at them: the
-  // ecalls in the window, zeros elsewhere (which are not ecalls either).
-  u8 code[12] = {};
-  u64 from = pc - 4;
-  for (u32 i = 0; i < syms->necalls; i++) {
-    u64 a = syms->ecalls[i];
-    if (a + 4 <= from || a >= from + sizeof(code)) continue;
-    const u8 ecall[4] = {0x73, 0, 0, 0};
-    for (u32 k = 0; k < 4; k++)
-      if (a + k >= from && a + k < from + sizeof(code)) code[a + k - from] = ecall[k];
-  }
+  u8 code[12];
+  profwalk::ecall_window(syms->ecalls, syms->necalls, pc, code);
   return profwalk::in_syscall_stub(code);
 }
 

@@ -111,4 +111,21 @@ inline bool in_syscall_stub(const uint8_t (&code)[12]) {
   return ecall_at(0) || ecall_at(4) || ecall_at(6) || ecall_at(8);
 }
 
+// The 12 bytes from pc - 4 as far as in_syscall_stub() looks at them, rebuilt from the sorted
+// addresses of a program's ecall instructions alone (the profiler keeps those, not the code):
+// each ecall's bytes where it overlaps the window, zeros elsewhere. Zeros are no ecall, so
+// in_syscall_stub() gives the same answer on this window as on the real bytes.
+inline void ecall_window(const uint64_t *ecalls, uint32_t n, uint64_t pc, uint8_t (&code)[12]) {
+  for (uint8_t &b : code) b = 0;
+  if (pc < 4) return;
+  uint64_t from = pc - 4;
+  for (uint32_t i = 0; i < n; i++) {
+    uint64_t a = ecalls[i];
+    if (a + 4 <= from || a >= from + sizeof(code)) continue;
+    const uint8_t ecall[4] = {0x73, 0, 0, 0};
+    for (uint32_t k = 0; k < 4; k++)
+      if (a + k >= from && a + k < from + sizeof(code)) code[a + k - from] = ecall[k];
+  }
+}
+
 }  // namespace profwalk

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -172,6 +173,70 @@ TEST(Symtab, AgreesWithALinearScanOnABigTable) {
     }
     ASSERT_EQ(name_at(t, probe), expected) << "address " << probe;
   }
+}
+
+// --- Tables built in a fixed buffer (symtab::Builder) -------------------------------------------
+//
+// The property: whatever symbols are added (random addresses, sizes and names, in any order,
+// sorted afterwards), the finished buffer is a valid table that answers every address as a
+// linear scan over the symbols the Builder accepted does; the Builder accepts symbols in
+// order until one does not fit, and never writes past its buffer.
+
+uint64_t test_seed() {
+  const char *env = std::getenv("SYMTAB_SEED");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+}
+
+TEST(SymtabBuilder, AgreesWithALinearScanWhateverTheBudget) {
+  uint64_t seed = test_seed();
+  std::mt19937_64 rng(seed);
+  int cases = 0, cut = 0;
+  for (int round = 0; round < 200; round++, cases++) {
+    uint32_t cap = static_cast<uint32_t>(rng() % 3000 + 1) & ~7u;
+    std::vector<uint64_t> storage(cap / 8 + 2, 0xa5a5a5a5a5a5a5a5ull);  // + guard words
+    uint8_t *buf = reinterpret_cast<uint8_t *>(storage.data());
+    symtab::Builder b(buf, cap);
+    std::vector<Sym> accepted;
+    int want = static_cast<int>(rng() % 200);
+    for (int i = 0; i < want; i++) {
+      // Non-overlapping symbols, added in a random order: slot i of 64 bytes, size 1..64.
+      uint64_t addr = 0x1000 + (rng() % 4096) * 64;
+      uint32_t size = static_cast<uint32_t>(rng() % 64 + 1);
+      std::string name(rng() % 20 + 1, 'a');
+      for (char &c : name) c = static_cast<char>(rng() % 255 + 1);  // any byte but NUL
+      bool dup = false;
+      for (const Sym &s : accepted) dup = dup || s.addr == addr;
+      if (dup) continue;
+      if (!b.add(addr, size, name.data(), static_cast<uint32_t>(name.size()))) {
+        cut++;
+        break;
+      }
+      accepted.push_back({addr, size, name});
+    }
+    b.sort();
+    uint32_t len = b.finish();
+    ASSERT_LE(len, cap) << "seed " << seed << " round " << round;
+    ASSERT_EQ(storage[cap / 8], 0xa5a5a5a5a5a5a5a5ull) << "wrote past the buffer, seed " << seed;
+    symtab::Table t = symtab::Table::from(buf, len);
+    ASSERT_EQ(t.count(), accepted.size()) << "seed " << seed << " round " << round;
+    for (int probe = 0; probe < 300; probe++) {
+      uint64_t addr = 0x1000 + rng() % (4096 * 64 + 64);
+      std::string expected = "(none)";
+      for (const Sym &s : accepted)
+        if (s.addr <= addr && addr < s.addr + s.size) expected = s.name;
+      ASSERT_EQ(name_at(t, addr), expected) << "seed " << seed << " round " << round;
+    }
+  }
+  std::printf("symtab builder: seed %llu, %d cases (%d cut by the budget)\n",
+              static_cast<unsigned long long>(seed), cases, cut);
+}
+
+TEST(SymtabBuilder, EmptyBuilderGivesNoTable) {
+  alignas(8) uint8_t buf[64];
+  symtab::Builder b(buf, sizeof(buf));
+  EXPECT_EQ(b.finish(), 0u);
+  symtab::Builder tiny(buf, 16);
+  EXPECT_FALSE(tiny.add(1, 1, "x", 1)) << "a header and nothing else has no room for a symbol";
 }
 
 // --- Damaged tables --------------------------------------------------------------------------

@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <random>
 #include <vector>
 
 namespace {
@@ -158,6 +161,41 @@ TEST(SyscallStub, FindsTheEcallAroundPc) {
   EXPECT_FALSE(window(14));  // past it
   const uint8_t plain[12] = {0x13, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00};
   EXPECT_FALSE(profwalk::in_syscall_stub(plain));
+}
+
+// The profiler keeps a program's ecall addresses instead of its code. Property: for random
+// code (ecalls planted at random even addresses among random halfwords that may hold 0x73
+// bytes) and every even pc, the window rebuilt from the ecall list gives in_syscall_stub()
+// the same answer as the real bytes.
+TEST(SyscallStub, WindowFromEcallAddressesAgreesWithTheCode) {
+  const char *env = std::getenv("WALK_SEED");
+  uint64_t seed = env != nullptr ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+  std::mt19937_64 rng(seed);
+  int cases = 0;
+  for (int round = 0; round < 100; round++) {
+    std::vector<uint8_t> code(256);
+    for (uint8_t &b : code) b = rng() % 4 == 0 ? 0x73 : rng() % 3 == 0 ? 0 : uint8_t(rng());
+    for (int k = rng() % 8; k > 0; k--) {
+      size_t at = (rng() % (code.size() - 4)) & ~size_t(1);
+      code[at] = 0x73;
+      code[at + 1] = code[at + 2] = code[at + 3] = 0;
+    }
+    const uint64_t base = 0x10000;
+    std::vector<uint64_t> ecalls;  // what the kernel records: ecalls at even addresses
+    for (size_t i = 0; i + 4 <= code.size(); i += 2)
+      if (code[i] == 0x73 && code[i + 1] == 0 && code[i + 2] == 0 && code[i + 3] == 0)
+        ecalls.push_back(base + i);
+    for (size_t off = 4; off + 8 <= code.size(); off += 2, cases++) {
+      uint8_t real[12], rebuilt[12];
+      for (int i = 0; i < 12; i++) real[i] = code[off - 4 + i];
+      profwalk::ecall_window(ecalls.data(), static_cast<uint32_t>(ecalls.size()), base + off,
+                             rebuilt);
+      ASSERT_EQ(profwalk::in_syscall_stub(rebuilt), profwalk::in_syscall_stub(real))
+          << "seed " << seed << " round " << round << " pc offset " << off;
+    }
+  }
+  std::printf("ecall window: seed %llu, %d cases\n", static_cast<unsigned long long>(seed),
+              cases);
 }
 
 }  // namespace
