@@ -45,7 +45,7 @@ constexpr int kPool = 64;    // files a holder may keep open: enough to fill NIN
 constexpr int kSlack = 3;    // files the program may hold itself, to free slots later
 constexpr int kExes = 34;    // more than the profiler's image table holds
 constexpr int kOpsPerRound = 6;
-constexpr int kHolders = 12;
+constexpr int kHolders = 16;
 constexpr short kDevMajor = 9;  // a device number nothing serves: never opened for I/O
 
 enum Kind : char { Absent = 0, File = 'F', Link = 'L', Dir = 'D', Dev = 'N' };
