@@ -69,6 +69,8 @@ Inode *walk(const char *path, bool parent, char *name) {
     bool root_dotdot = ip->inum == fsfmt::ROOTINO && namecmp(name, "..") == 0;
     Inode *next = root_dotdot ? idup(ip) : dirlookup(ip, name, nullptr);
     iunlockput(ip);
+    // Absent, or no room in the inode table to look at it: the walk fails either way, and
+    // no caller acts on that as "the name is free" (create and link ask dirfind).
     if (next == nullptr) return nullptr;
     ip = next;
   }
