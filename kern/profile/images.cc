@@ -14,11 +14,15 @@
 // in-memory inodes per program (32 of 50), so that ordinary programs ran out of them, and an
 // executable unlinked after its run would keep its disk blocks until `profile clear`.
 //
-// The copies are placed one after another in a fixed arena, emptied only by release_images()
-// (`profile clear`), and each program may take at most IMAGE_BUDGET bytes of it, so one huge
-// table cannot crowd out the rest. A table that does not fit is cut: the symbols left out
-// print as "??". Each sample records the index of the image that was running, so samples
-// before and after an exec resolve against the right program.
+// The copies are placed one after another in a fixed arena (ARENA_BYTES, 128 KiB), emptied
+// only by release_images() (`profile clear`), and each program may take at most IMAGE_BUDGET
+// (16 KiB) of it, so one huge table cannot crowd out the rest. A symbol takes 16 bytes and
+// its name with a NUL, at most NAME_MAX, so the budget holds 81 symbols of the longest names
+// beside a full list of 256 ecalls; the programs built here need far less: pnames, whose
+// 169-byte name is cut to 159, takes 2.2 KiB, and the largest, usertests, 4.7 KiB. A table
+// that does not fit is cut after its last whole symbol: the symbols left out print as "??",
+// never as another function's name. Each sample records the index of the image that was
+// running, so samples before and after an exec resolve against the right program.
 //
 // The table is small and fixed. Registering a program already registered (the same inode
 // number and size on the same device) returns the same index; a program whose inode was
@@ -68,7 +72,7 @@ int find(u32 dev, u32 inum, u32 size) {
   return NO_IMAGE;
 }
 
-// Take a free slot for the program ip (locked) names, with no symbols yet; NO_IMAGE when
+// Take a free slot for the program in ip (locked), with no symbols yet; NO_IMAGE when
 // the table is full.
 int reserve(Inode *ip, const char *name) {
   SpinGuard g(images_lock);
