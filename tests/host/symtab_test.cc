@@ -231,6 +231,62 @@ TEST(SymtabBuilder, AgreesWithALinearScanWhateverTheBudget) {
               static_cast<unsigned long long>(seed), cases, cut);
 }
 
+// The profiler copies a `.symtab.sorted` table in address order, and there a symbol may have
+// size 0 (it runs to the next one). Whatever the budget cuts, every address of the copy must
+// name its function in the whole table or nothing ("??"): never another function's name.
+TEST(SymtabBuilder, ACutTableNamesNothingWrongly) {
+  uint64_t seed = test_seed() ^ 0x5bd1e995u;
+  std::mt19937_64 rng(seed);
+  int cases = 0, cut = 0, unnamed = 0;
+  for (int round = 0; round < 200; round++, cases++) {
+    std::vector<Sym> all;  // in address order, as .symtab.sorted holds them
+    uint64_t addr = 0x1000;
+    int want = static_cast<int>(rng() % 120 + 1);
+    for (int i = 0; i < want; i++) {
+      addr += rng() % 48;  // a gap, or none
+      uint32_t size = rng() % 4 == 0 ? 0 : static_cast<uint32_t>(rng() % 64 + 1);
+      std::string name(rng() % 159 + 1, 'a');  // up to NAME_MAX - 1 bytes, as copied
+      for (char &c : name) c = static_cast<char>(rng() % 255 + 1);
+      all.push_back({addr, size, name});
+      addr += size == 0 ? rng() % 64 + 1 : size;
+    }
+    Blob whole(all);
+    uint32_t cap = static_cast<uint32_t>(rng() % 12000 + 1) & ~7u;
+    std::vector<uint64_t> storage(cap / 8 + 2, 0xa5a5a5a5a5a5a5a5ull);
+    uint8_t *buf = reinterpret_cast<uint8_t *>(storage.data());
+    symtab::Builder b(buf, cap);
+    size_t accepted = 0;
+    for (const Sym &s : all) {
+      if (!b.add(s.addr, s.size, s.name.data(), static_cast<uint32_t>(s.name.size()))) break;
+      accepted++;
+    }
+    if (accepted < all.size()) cut++;
+    uint32_t len = b.finish();
+    ASSERT_EQ(storage[cap / 8], 0xa5a5a5a5a5a5a5a5ull) << "wrote past the buffer, seed " << seed;
+    symtab::Table copy = symtab::Table::from(buf, len);
+    ASSERT_EQ(copy.count(), accepted) << "seed " << seed << " round " << round;
+    for (uint64_t a = 0xff0; a < addr + 8; a += rng() % 7 + 1) {
+      std::string got = name_at(copy, a), truth = name_at(whole.table(), a);
+      ASSERT_TRUE(got == truth || got == "(none)")
+          << "seed " << seed << " round " << round << " addr " << a << ": another name";
+      // What the copy holds it names: only the symbols left out, and the last one kept when
+      // its size is unknown (its end was the next, cut, symbol), may go unnamed.
+      size_t owner = all.size();
+      for (size_t i = 0; i < all.size(); i++)
+        if (all[i].addr <= a && name_at(whole.table(), a) == all[i].name) owner = i;
+      bool may_lose = owner == all.size() || owner >= accepted ||
+                      (owner + 1 == accepted && all[owner].size == 0);
+      if (!may_lose) {
+        ASSERT_EQ(got, truth) << "seed " << seed << " round " << round << " addr " << a;
+      }
+      if (got != truth) unnamed++;
+    }
+  }
+  std::printf("symtab cut copy: seed %llu, %d cases (%d cut, %d addresses unnamed)\n",
+              static_cast<unsigned long long>(seed), cases, cut, unnamed);
+  ASSERT_GT(cut, 0) << "no case was cut: the test would not see a cut, seed " << seed;
+}
+
 TEST(SymtabBuilder, EmptyBuilderGivesNoTable) {
   alignas(8) uint8_t buf[64];
   symtab::Builder b(buf, sizeof(buf));
