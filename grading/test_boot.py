@@ -6,11 +6,13 @@ kernel's first line starts with `tern:`, and the shell's prompt `$ ` comes last.
 
 from __future__ import annotations
 
+import os
+import random
 import re
 
 import pytest
 
-from machine import Machine, MachineError
+from machine import REPO, Machine, MachineError
 
 
 def check_boot_log(m: Machine, cpus: int) -> None:
@@ -42,3 +44,49 @@ def test_panic_is_caught(boot) -> None:
     assert message.startswith("kernel panic while waiting for the first shell prompt")
     assert re.search(r"(?m)^panic: .*test\.panic", message)
     assert re.search(r"(?m)^\s*#0 ", message), "the panic should print a backtrace"
+
+
+# --- The timer on every hart, with and without Sstc -----------------------------------------
+# Without the Sstc extension (QEMU before 7.1, or `-cpu rv64,sstc=off` on a newer one) the
+# kernel must arm every hart's timer through the SBI, whichever hart OpenSBI's lottery picked
+# to boot and in whatever order the others arrive. A hart that writes `stimecmp` there takes
+# an illegal-instruction trap, so a wrong decision shows as a panic during the boot.
+
+NO_SSTC = ("-cpu", "rv64,sstc=off")
+TIMER_BOOTS = int(os.environ.get("TERN_TIMER_BOOTS", "12"))
+
+
+def ncpu() -> int:
+    text = (REPO / "kern" / "abi" / "param.h").read_text()
+    match = re.search(r"(?m)^#define NCPU (\d+)", text)
+    assert match is not None, "kern/abi/param.h defines no NCPU"
+    return int(match.group(1))
+
+
+def test_boot_without_sstc_on_many_harts(boot, record_property) -> None:
+    """Boots without Sstc, at CPUS=3 every other time and at a random 2..NCPU otherwise
+    (seeded: TERN_TIMER_SEED), each to a prompt and a program that ends on the timer's ticks."""
+    seed = int(os.environ.get("TERN_TIMER_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    top = ncpu()
+    plans = [3 if i % 2 == 0 else rng.randint(2, top) for i in range(TIMER_BOOTS)]
+    print(f"seed {seed}, {len(plans)} boots without Sstc at CPUS={plans}")
+    failed: list[str] = []
+    boot_harts: dict[int, int] = {}
+    for i, cpus in enumerate(plans):
+        try:
+            m = boot(cpus, extra_args=NO_SSTC, timeout=60)
+            first = re.search(r"tern: booting on hart (\d+)", m.boot_output)
+            assert first is not None, "no `tern: booting on hart N` line"
+            boot_harts[int(first.group(1))] = boot_harts.get(int(first.group(1)), 0) + 1
+            # `spin 1` stops when the boot hart's tick count has moved by a second.
+            assert m.run("spin 1", timeout=30).strip() == "spin: done"
+            m.assert_no_failures()
+        except MachineError as e:
+            failed.append(f"boot {i} (CPUS={cpus}): {str(e).splitlines()[0]}")
+        finally:
+            boot.close()
+    print(f"boot harts seen (hart: boots): {dict(sorted(boot_harts.items()))}")
+    record_property("tally", ("boots without Sstc reaching a prompt", not failed))
+    assert not failed, (f"seed {seed}: {len(failed)} of {len(plans)} boots without Sstc "
+                        f"failed:\n" + "\n".join(failed))
