@@ -34,14 +34,14 @@ char bootargs[128] = {};  // the kernel command line, from the device tree
 namespace {
 
 // Bring up this hart's own state and run its scheduler.
-[[noreturn]] void hart_main(bool boot_hart) {
+[[noreturn]] void hart_main() {
   kvminithart();
   // Let user programs read the time, cycle and instret counters (rdtime etc.): benchmarks
   // time themselves with them.
   CSR_WRITE(scounteren, 0x7);
   trapinithart();
   plicinithart();
-  timer_init_hart(boot_hart);
+  timer_init_hart();
   mycpu()->hartid = riscv::r_tp();
   mycpu()->started = true;
   scheduler();
@@ -71,7 +71,8 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   kinit(phys_end);
   kvminit();
   procinit();
-  trapinithart();  // the Sstc probe in timer_init_hart needs the trap vector
+  trapinithart();  // the Sstc probe in timer_init() needs the trap vector
+  timer_init();    // before any other hart starts: they all arm their timers its way
   plicinit();
   binit();
   iinit();
@@ -89,7 +90,7 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
 
   int harts = start_other_harts(hartid);
   kprintf("tern: %d harts, %lu MiB memory\n", harts, (phys_end - mem::RAMBASE) >> 20);
-  hart_main(true);
+  hart_main();
 }
 
-extern "C" [[noreturn]] void kmain_secondary(u64) { hart_main(false); }
+extern "C" [[noreturn]] void kmain_secondary(u64) { hart_main(); }

@@ -3,10 +3,15 @@
 //
 // Each hart has a compare register: when the `time` CSR (10 MHz on QEMU virt) reaches it,
 // the hart takes a supervisor timer interrupt. With the Sstc extension the kernel writes the
-// compare register (`stimecmp`) itself; without it, it asks the firmware through the SBI
-// TIME extension, which costs an ecall into M-mode each time. We probe for Sstc once at boot:
-// the probe write raises an illegal-instruction trap when Sstc is absent, and kerneltrap()
-// asks timer_probe_fault() whether that was us.
+// compare register (`stimecmp`) itself; without it (QEMU before 7.1, or `-cpu
+// rv64,sstc=off`), it asks the firmware through the SBI TIME extension, which costs an ecall
+// into M-mode each time. The boot hart decides which, once, in timer_init(), before it starts
+// any other hart: it writes stimecmp, which raises an illegal-instruction trap when Sstc is
+// absent, and kerneltrap() asks timer_probe_fault() whether that was the probe. The boot
+// banner says what was decided (`tern: timer: sstc` or `tern: timer: sbi`). Every hart then
+// arms its timer the same way, whichever hart booted and in whatever order the others
+// arrive: the harts of one machine are alike, and a hart that wrote stimecmp without Sstc
+// would take that trap outside the probe, and panic.
 //
 // A hart's timer serves several deadlines at once; timer_rearm() programs the earliest:
 //   - the end of the running process's time slice (QUANTUM_US), which also serves as an
@@ -17,6 +22,7 @@
 
 #include "arch/riscv/riscv.h"
 #include "arch/riscv/sbi.h"
+#include "lib/printf.h"
 #include "proc/proc.h"
 #include "profile/profiler.h"
 #include "trap/trap.h"
@@ -29,7 +35,8 @@ namespace {
 constexpr u64 TICK_INTERVAL = TIMEBASE_HZ / TICK_HZ;
 constexpr u64 QUANTUM = TIMEBASE_HZ / 1'000'000 * QUANTUM_US;
 
-constinit bool sstc = true;
+constinit bool decided = false;  // set once by timer_init(), before other harts start
+constinit bool sstc = false;
 constinit volatile bool probing = false;
 constinit int tick_hart = -1;
 constinit u64 next_tick = 0;
@@ -53,14 +60,20 @@ bool timer_probe_fault(u64 scause) {
 
 bool timer_has_sstc() { return sstc; }
 
-void timer_init_hart(bool boot_hart) {
-  if (boot_hart) {
-    probing = true;
-    CSR_WRITE(0x14d, ~0ull);  // traps if Sstc is missing: see timer_probe_fault()
-    probing = false;
-    tick_hart = cpuid();
-    next_tick = riscv::r_time() + TICK_INTERVAL;
-  }
+void timer_init() {
+  sstc = true;
+  probing = true;
+  CSR_WRITE(0x14d, ~0ull);  // traps if Sstc is missing: see timer_probe_fault()
+  probing = false;
+  tick_hart = cpuid();
+  decided = true;
+  __sync_synchronize();  // seen by every hart started after this
+  kprintf("tern: timer: %s\n", sstc ? "sstc" : "sbi");
+}
+
+void timer_init_hart() {
+  if (!decided) panic("timer_init_hart: timer_init() has not run");
+  if (cpuid() == tick_hart) next_tick = riscv::r_time() + TICK_INTERVAL;
   mycpu()->next_quantum = riscv::r_time() + QUANTUM;
   timer_rearm();
   CSR_SET(sie, riscv::SIE_STIE);

@@ -31,13 +31,16 @@ inline constexpr u64 TICK_HZ = 10;              // sleep()/uptime() ticks per se
 inline constexpr u64 QUANTUM_US = 10'000;       // scheduling time slice
 extern volatile u64 ticks;
 extern Spinlock tickslock;
-void timer_init_hart(bool boot_hart);
+// Decide, on the boot hart before any other starts, how every hart arms its timer
+// (Sstc or SBI TIME), and print it.
+void timer_init();
+void timer_init_hart();  // arm this hart's timer and enable its interrupt
 void timer_start_quantum();  // the scheduler is about to run a process on this hart
 // Handle a timer interrupt. Returns true if the running process should yield.
 // `kf` is the kernel frame when the trap came from supervisor mode, else nullptr.
 bool timer_interrupt(KernelFrame *kf);
 void timer_rearm();  // program this hart's timer for its next event
-// True if this hart has probed Sstc and found it.
+// True if timer_init() found Sstc: the timer is armed through stimecmp.
 bool timer_has_sstc();
 
 // The platform-level interrupt controller (plic.cc).
