@@ -9,10 +9,13 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine, MachineError
+from machine import REPO, Machine, MachineError, qemu_command, timeout_scale
 
 
 def check_boot_log(m: Machine, cpus: int) -> None:
@@ -94,3 +97,34 @@ def test_boot_without_sstc_on_many_harts(boot, record_property) -> None:
     record_property("tally", ("boots without Sstc reaching a prompt", not failed))
     assert not failed, (f"seed {seed}: {len(failed)} of {len(plans)} boots without Sstc "
                         f"failed:\n" + "\n".join(failed))
+
+
+# --- The smallest memory the kernel runs in ---------------------------------------------------
+
+
+def min_memory_mib() -> int:
+    text = (REPO / "kern" / "arch" / "riscv" / "memlayout.h").read_text()
+    match = re.search(r"MIN_MEMORY_MIB = (\d+);", text)
+    assert match is not None, "kern/arch/riscv/memlayout.h states no MIN_MEMORY_MIB"
+    return int(match.group(1))
+
+
+@pytest.mark.parametrize("below", [1, 16])
+def test_too_little_memory_is_refused(below: int, tmp_path: Path) -> None:
+    """Below its stated minimum the kernel says so and powers off with a failure status,
+    before it hands out a page; at the minimum it boots (grading/test_platforms.py)."""
+    mib = min_memory_mib() - below
+    image = tmp_path / "fs.img"
+    shutil.copyfile(REPO / "fs.img", image)
+    argv = qemu_command(1, image, platform=(f"MEM={mib}M",))
+    try:
+        run = subprocess.run(argv, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,
+                             text=True, errors="replace", timeout=30 * timeout_scale())
+    except subprocess.TimeoutExpired as e:
+        raise AssertionError(f"QEMU with {mib} MiB still runs after 30 s:\n"
+                             f"{(e.stdout or b'')[-2000:]!r}") from None
+    expected = (f"tern: {mib} MiB of memory is too little: tern needs at least "
+                f"{min_memory_mib()} MiB")
+    assert expected in run.stdout, f"no `{expected}` line:\n{run.stdout[-2000:]}"
+    assert "$ " not in run.stdout.split(expected)[1], "the shell started anyway"
+    assert run.returncode == 1, f"QEMU exited with {run.returncode}, not the failure status 1"
