@@ -1,9 +1,10 @@
 // Boot: the order in which the kernel brings itself up.
 //
 // OpenSBI starts one hart, chosen by lottery, at _entry (kern/arch/riscv/entry.S), which
-// gives it a stack and calls kmain(hartid, dtb). kmain initialises everything shared,
-// starts every other hart through SBI HSM at _secondary_entry -> kmain_secondary(), creates
-// the first process, and joins the scheduler. Each secondary hart only sets up its own
+// gives it a stack and calls kmain(hartid, dtb). kmain refuses a machine with less than
+// mem::MIN_MEMORY_MIB of RAM, initialises everything shared (deciding, in timer_init(), how
+// every hart arms its timer), starts every other hart through SBI HSM at _secondary_entry
+// -> kmain_secondary(), creates the first process, and joins the scheduler. Each secondary hart only sets up its own
 // state (paging, trap vector, timer, PLIC context) and joins the scheduler too.
 
 #include "abi/param.h"
@@ -47,6 +48,12 @@ namespace {
   scheduler();
 }
 
+// Make QEMU exit with status 1 through its test device (the SBI's shutdown always exits 0).
+[[noreturn]] void power_off_failed() {
+  *reinterpret_cast<volatile u32 *>(mem::TEST_DEVICE) = (1 << 16) | 0x3333;
+  sbi::srst::shutdown();
+}
+
 int start_other_harts(u64 boot) {
   int started = 1;
   for (u64 h = 0; h < NCPU; h++) {
@@ -68,6 +75,12 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
 
   console_init();
   kprintf("\ntern: booting on hart %lu\n", hartid);
+  u64 mib = (phys_end - mem::RAMBASE) >> 20;
+  if (mib < mem::MIN_MEMORY_MIB) {
+    kprintf("tern: %lu MiB of memory is too little: tern needs at least %lu MiB\n", mib,
+            mem::MIN_MEMORY_MIB);
+    power_off_failed();
+  }
   kinit(phys_end);
   kvminit();
   procinit();

@@ -8,7 +8,7 @@
 //   0x10002000  virtio-mmio slot 1 (the export disk, optional)
 //   0x80000000  OpenSBI (PMP-protected from S-mode)
 //   0x80200000  the kernel: text, rodata, data, bss, symbol table, then free pages
-//   PHYSTOP     end of RAM (from the device tree, 128 MiB by default)
+//   PHYSTOP     end of RAM (from the device tree, 128 MiB by default, MIN_MEMORY_MIB at least)
 //
 // The kernel's page table maps devices and RAM at their physical addresses (a direct map),
 // so kernel code can use physical addresses as pointers. At the very top of every address
@@ -36,6 +36,10 @@ inline constexpr u64 PLIC_SIZE = 0x400000;
 inline constexpr u64 KERNBASE = 0x80200000;
 inline constexpr u64 RAMBASE = 0x80000000;
 inline constexpr u64 DEFAULT_PHYSTOP = RAMBASE + 128 * 1024 * 1024;
+// The least RAM tern boots in. The kernel image takes about 21 MiB (mostly the profiler's
+// sample array), OpenSBI's fw_jump puts the device tree at RAMBASE + 34 MiB, and usertests
+// must find enough to run out of it on purpose. kmain() refuses anything smaller.
+inline constexpr u64 MIN_MEMORY_MIB = 64;
 
 inline constexpr u64 TRAMPOLINE = riscv::MAXVA - riscv::PGSIZE;
 inline constexpr u64 TRAPFRAME = TRAMPOLINE - riscv::PGSIZE;
