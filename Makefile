@@ -130,6 +130,7 @@ print-qemu:
 	@echo $(QEMU) $(QEMUOPTS)
 
 qemu: deps-check all
+	@tools/check-platform --qemu '$(QEMU)' --bios '$(BIOS)' --extra '$(QEMUEXTRA)'
 	$(QEMU) $(QEMUOPTS)
 
 # QEMU waits for gdb on a port free right now (or GDBPORT=n), so two users or two clones

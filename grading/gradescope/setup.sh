@@ -13,3 +13,6 @@ apt-get install -y -q --no-install-recommends \
 riscv64-linux-gnu-g++ --version >/dev/null
 qemu-system-riscv64 --version
 /usr/bin/python3 -c 'import pytest, pexpect, xdist'
+# The QEMU and OpenSBI the image has, and a warning if they are older than the project
+# tests (the README's "Platforms"); fails if QEMU cannot start OpenSBI at all.
+/usr/bin/python3 "$(dirname "$0")/starter/tools/check-platform"
