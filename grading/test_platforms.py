@@ -113,6 +113,21 @@ def test_design() -> None:
           f"(the full product has {len(list(itertools.product(*LEVELS.values())))})")
 
 
+README_ROW = re.compile(r"(?m)^\| (sstc|sbi) \| (\d+) \| (fw_\w+) \| (\d+) MiB \|$")
+
+
+def test_readme_lists_the_cells() -> None:
+    """The README's "Platforms" section shows exactly the cells tested here."""
+    text = (REPO / "README.md").read_text()
+    start = text.find("\n## Platforms\n")
+    assert start >= 0, "the README has no `## Platforms` section"
+    end = text.find("\n## ", start + 1)
+    rows = README_ROW.findall(text[start:end if end > 0 else len(text)])
+    listed = [Cell(t, int(h), f, int(mib)) for t, h, f, mib in rows]
+    assert sorted(listed, key=str) == sorted(CELLS, key=str), (
+        f"the README lists {[c.name for c in listed]}, the matrix is {[c.name for c in CELLS]}")
+
+
 def check_banner(m: Machine, cell: Cell) -> None:
     """The boot says what it runs on: the timer, the harts and the memory."""
     log = m.boot_output
