@@ -17,6 +17,13 @@ The profiler's figures use the method of the profiler's design notes:
   slowdown                       = instructions profiled / instructions unprofiled - 1
 
 where the profiled and unprofiled runs do exactly the same work from the same starting point.
+
+The timer is armed through one of two clocks (kern/trap/timer.cc): with Sstc the kernel
+writes `stimecmp` itself; without it (QEMU before 7.1) every re-arm is an ecall to OpenSBI's
+TIME extension. The figures above use Sstc, QEMU 7.2's default. A second machine, started
+with `-cpu rv64,sstc=off`, measures the 8-frame sample and the slowdowns again on the SBI
+clock; for each clock, the whole trap less the sampler's own work is the cost of the timer
+trap itself (entry, handler, re-arm, exit).
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
 from machine import Machine, MachineError  # noqa: E402
 
 ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
+SBI_CLOCK_ARGS = ("-cpu", "rv64,sstc=off")  # no Sstc: the kernel re-arms through the SBI
+CLOCKS = {"sstc": "Sstc clock (stimecmp)", "sbi": "SBI clock (ecall, no Sstc)"}
 LINE = re.compile(r"(?m)^bsys: (\w+) (.*)$")
 DEPTHS = (1, 8, 32, 64)
 SLOWDOWN_HZ = (100, 1000, 4000)
@@ -152,6 +161,17 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
         figs.append(Figure(f"prof.slowdown.{hz}", "profiler",
                            f"slowdown of CPU-bound work profiled at {hz} Hz", "%", "icount",
                            digits=3, exact=True, target=target))
+    figs.append(Figure("prof.sample.8.trap.sbi", "profiler",
+                       f"sample, 8-frame user stack: whole timer trap, {CLOCKS['sbi']}",
+                       "instructions", "icount", digits=1, exact=True))
+    for clock, how in CLOCKS.items():
+        figs.append(Figure(f"prof.trap.{clock}", "profiler",
+                           f"timer trap less the sampler's own work, {how}",
+                           "instructions", "icount", digits=1, exact=True))
+    for hz in SLOWDOWN_HZ[1:]:
+        figs.append(Figure(f"prof.slowdown.{hz}.sbi", "profiler",
+                           f"slowdown of CPU-bound work profiled at {hz} Hz, {CLOCKS['sbi']}",
+                           "%", "icount", digits=3, exact=True))
     figs.append(Figure("prof.render.per_sample", "profiler",
                        f"render /proc/profile, per sample ({s.render_samples:,} samples, "
                        "names cached)", "instructions", "icount", digits=0, exact=True))
@@ -198,6 +218,7 @@ def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
         prof = g.one(f"prof {depth} {s.work_units} {COST_HZ}", "prof")
         add_sample_cost(figs, str(depth), base, prof, expect_frames=min(depth, MAX_FRAMES))
         if depth == 8:
+            add_trap_cost(figs["prof.trap.sstc"], base, prof)
             figs["prof.slowdown.1000"].add(slowdown(base, prof))
             for hz in SLOWDOWN_HZ:
                 if hz != COST_HZ:
@@ -209,6 +230,38 @@ def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     base = g.one(f"ksys {s.ksys_rounds} 0", "ksys")
     prof = g.one(f"ksys {s.ksys_rounds} {COST_HZ}", "ksys")
     add_sample_cost(figs, "kernel", base, prof, expect_frames=None)
+
+
+def run_sbi_clock(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    """The 8-frame sample and the slowdowns on a machine booted with SBI_CLOCK_ARGS."""
+    if "tern: timer: sbi" not in g.m.boot_output:
+        raise MachineError("booted with sstc=off, but the kernel did not say "
+                           "`tern: timer: sbi`")
+    base = g.one(f"prof 8 {s.work_units} 0", "prof")
+    prof = g.one(f"prof 8 {s.work_units} {COST_HZ}", "prof")
+    if prof["samples"] == 0:
+        figs["prof.sample.8.trap.sbi"].missing = "no samples: the work was too short"
+        return
+    figs["prof.sample.8.trap.sbi"].add((prof["insns"] - base["insns"]) / prof["samples"])
+    figs["prof.sample.8.trap.sbi"].note = (
+        f"{prof['samples']} samples at {COST_HZ} Hz on a machine started with "
+        f"`{' '.join(SBI_CLOCK_ARGS)}`: each re-arm of the timer is an ecall to OpenSBI")
+    add_trap_cost(figs["prof.trap.sbi"], base, prof)
+    figs["prof.trap.sbi"].note = "the same on the SBI clock: each re-arm also enters OpenSBI"
+    figs["prof.slowdown.1000.sbi"].add(slowdown(base, prof))
+    for hz in SLOWDOWN_HZ[2:]:
+        other = g.one(f"prof 8 {s.work_units} {hz}", "prof")
+        figs[f"prof.slowdown.{hz}.sbi"].add(slowdown(base, other))
+
+
+def add_trap_cost(fig: Figure, base: dict[str, int], prof: dict[str, int]) -> None:
+    """The whole trap with a sample less the sampler's own work: the clock's trap."""
+    if prof["samples"] == 0:
+        fig.missing = "no samples: the work was too short"
+        return
+    fig.add((prof["insns"] - base["insns"]) / prof["samples"] - prof["cost_ns"])
+    fig.note = ("the whole timer trap with an 8-frame sample less `sample cost ns`: trap entry "
+                "and exit, the timer handler and the re-arm")
 
 
 def slowdown(base: dict[str, int], prof: dict[str, int]) -> float:

@@ -11,7 +11,8 @@ build/bench/results-smoke.json), plus the same table in Markdown to build/bench/
 The groups, in the order they run:
 
   syscalls   system calls, counted in guest instructions under -icount (bench/icount.py)
-  profiler   the profiler's cost per sample, its slowdown, rendering /proc/profile (icount)
+  profiler   the profiler's cost per sample, its slowdown, rendering /proc/profile, and
+             the timer trap on both clocks, Sstc and SBI (icount)
   boot       boot time at CPUS=1 and CPUS=3 (wall clock; bench/wallclock.py)
   usertests  `usertests -q` at CPUS=3 (wall clock)
   symbolize  reading /proc/profile with 100,000 samples in it (wall clock)
@@ -128,6 +129,13 @@ class Bench:
                     icount.run_syscalls(g, self.sizes, sys_figs)
                 if want_prof:
                     want_prof = profiler_step(icount.run_profiler, g, self.sizes, prof_figs)
+            if want_prof:
+                log(f"icount run {i + 1}/{runs}: the profiler on the SBI clock (no Sstc)")
+                with Machine(1, name="bench-icount-sbi",
+                             extra_args=ICOUNT_ARGS + icount.SBI_CLOCK_ARGS) as m:
+                    m.boot(timeout=120)
+                    want_prof = profiler_step(icount.run_sbi_clock, icount.Session(m),
+                                              self.sizes, prof_figs)
 
     def run_boot(self) -> None:
         if not self.wanted("boot"):
