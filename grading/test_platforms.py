@@ -43,8 +43,6 @@ import pytest
 from machine import LOG_DIR, REPO, Machine, timeout_scale
 from test_usertests import check_still_works, run_usertests
 
-pytestmark = pytest.mark.slow
-
 FW_JUMP = Path("/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf")
 USERTESTS_TIMEOUT = 900  # usertests -q on NCPU harts of a busy two-core host
 LAB_TIMEOUT = 900  # the lab's tests, one machine after another
@@ -158,6 +156,7 @@ def start_lab(cell: Cell) -> tuple[subprocess.Popen[str], Path]:
     return proc, out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cell", CELLS, ids=[c.name for c in CELLS])
 def test_platform(cell: Cell, record_property) -> None:
     if cell.firmware == "fw_jump":
