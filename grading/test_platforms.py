@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import random
 import re
 import shlex
 import subprocess
@@ -187,3 +188,24 @@ def test_platform(cell: Cell, record_property) -> None:
     assert passed is not None and int(passed.group(1)) > 0, f"the lab ran no test:\n{summary}"
     print(f"{cell.name}: usertests -q and {passed.group(1)} lab tests passed in "
           f"{time.monotonic() - start:.0f} s")
+
+
+MEMORY_CASES = 4
+
+
+@pytest.mark.slow
+def test_memory_eaters_at_random_sizes() -> None:
+    """usertests' out-of-memory tests pass at any size from the minimum to 512 MiB: they
+    measure against the memory that is free, not a size they assume (seeded:
+    TERN_MEMORY_SEED)."""
+    seed = int(os.environ.get("TERN_MEMORY_SEED") or random.randrange(1 << 30))
+    rng = random.Random(seed)
+    sizes = [rng.randint(MIN_MIB, 512) for _ in range(MEMORY_CASES)]
+    print(f"seed {seed}, {len(sizes)} machines of {sizes} MiB")
+    for mib in sizes:
+        with Machine(1, name=f"test_platforms.memory.{mib}M", platform=(f"MEM={mib}M",)) as m:
+            m.boot(timeout=120)
+            assert f"tern: 1 harts, {mib} MiB memory" in m.boot_output
+            out = run_usertests(m, "sbrkoom oompaths sbrkcycle", timeout=USERTESTS_TIMEOUT,
+                                min_tests=3)
+            assert "test sbrkoom: OK" in out, f"seed {seed}, {mib} MiB: sbrkoom did not run"
