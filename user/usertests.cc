@@ -7,7 +7,9 @@
 //
 // Each test runs in a child process of its own (see usertests.h for how a test reports),
 // watched by a second child, the watchdog, which kills the test if it runs far longer than
-// it should: a test that hangs fails instead of stopping the suite. For each test one line
+// it should: a test that hangs fails instead of stopping the suite. The test starts only
+// once the watchdog is there, so that the watchdog's pages are not taken while the test
+// counts free pages itself. For each test one line
 // is printed, `test NAME: OK` or `test NAME: FAILED (reason)`, and at the end either
 //
 //   ALL TESTS PASSED
@@ -124,21 +126,38 @@ long settled_free_pages(long want) {
 bool run_test(const Test &t) {
   current_test = t.name;
   long before = free_pages();
+  // The test starts only once the watchdog exists: a test that counts free pages itself
+  // must not see the watchdog's fork take them halfway through. It waits for the end of
+  // file on `gate`, which comes when the runner and the watchdog have closed the write end.
+  int gate[2];
+  if (pipe(gate) < 0) {
+    printf("test %s: FAILED (the runner could not make a pipe)\n", t.name);
+    return false;
+  }
   int pid = fork();
   if (pid < 0) {
     printf("test %s: FAILED (the runner could not fork)\n", t.name);
+    close(gate[0]);
+    close(gate[1]);
     return false;
   }
   if (pid == 0) {
+    close(gate[1]);
+    char c;
+    read(gate[0], &c, 1);
+    close(gate[0]);  // the last reference: the gate's page is free before the test runs
     t.fn();
     exit(0);
   }
+  close(gate[0]);
   int dog = fork();
   if (dog == 0) {
+    close(gate[1]);
     sleep(t.max_seconds * kTicksPerSecond);
     kill(pid);
     exit(kWatchdogFired);
   }
+  close(gate[1]);
 
   int status = 0;
   bool timed_out = false;
