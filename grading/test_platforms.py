@@ -22,8 +22,9 @@ A cell is one machine running `usertests -q` (the kernel's own suite, which must
 memory there is, whatever its size) and, beside it, grading/test_lab_profile.py in a second
 pytest with GRADE_PLATFORM set to the cell's Makefile variables (grading/machine.py boots
 every machine of that run on them). Each cell's result is counted in the summary at the end
-("platform <cell>: 1/1"); under pytest-xdist (`-n 2`) cells run in parallel. The lab run's
-console logs go to build/grade-logs/platforms/<cell>/.
+("platform <cell>: 1/1"); under pytest-xdist (`-n 2`) cells run in parallel. A failed cell's
+consoles go to build/grade-logs/platforms/<cell>/ (usertests.log, the lab's own logs, and
+pytest.txt, the lab run's output).
 """
 
 from __future__ import annotations
@@ -166,12 +167,15 @@ def test_platform(cell: Cell, record_property) -> None:
     record_property("tally", f"platform {cell.name}")
     lab, lab_out = start_lab(cell)
     try:
-        with Machine(cell.harts, name=f"test_platforms.{cell.name}",
-                     platform=cell.makevars()) as m:
-            m.boot(timeout=120)
-            check_banner(m, cell)
-            run_usertests(m, "-q", timeout=USERTESTS_TIMEOUT)
-            check_still_works(m)
+        with Machine(cell.harts, name=f"test_platforms.{cell.name}", platform=cell.makevars(),
+                     log_path=lab_out.with_name("usertests.log")) as m:
+            try:
+                m.boot(timeout=120)
+                check_banner(m, cell)
+                run_usertests(m, "-q", timeout=USERTESTS_TIMEOUT)
+                check_still_works(m)
+            except AssertionError as e:
+                raise AssertionError(f"{e}\n(console: {m.save_log()})") from None
         try:
             lab.wait(timeout=LAB_TIMEOUT * timeout_scale())
         except subprocess.TimeoutExpired:
@@ -203,9 +207,14 @@ def test_memory_eaters_at_random_sizes() -> None:
     sizes = [rng.randint(MIN_MIB, 512) for _ in range(MEMORY_CASES)]
     print(f"seed {seed}, {len(sizes)} machines of {sizes} MiB")
     for mib in sizes:
-        with Machine(1, name=f"test_platforms.memory.{mib}M", platform=(f"MEM={mib}M",)) as m:
-            m.boot(timeout=120)
-            assert f"tern: 1 harts, {mib} MiB memory" in m.boot_output
-            out = run_usertests(m, "sbrkoom oompaths sbrkcycle", timeout=USERTESTS_TIMEOUT,
-                                min_tests=3)
-            assert "test sbrkoom: OK" in out, f"seed {seed}, {mib} MiB: sbrkoom did not run"
+        with Machine(1, name=f"test_platforms.memory.{mib}M", platform=(f"MEM={mib}M",),
+                     log_path=LOG_DIR / "platforms" / f"memory-{mib}M.log") as m:
+            try:
+                m.boot(timeout=120)
+                assert f"tern: 1 harts, {mib} MiB memory" in m.boot_output
+                out = run_usertests(m, "sbrkoom oompaths sbrkcycle",
+                                    timeout=USERTESTS_TIMEOUT, min_tests=3)
+                assert "test sbrkoom: OK" in out, "sbrkoom did not run"
+            except AssertionError as e:
+                raise AssertionError(f"seed {seed}, {mib} MiB: {e}\n(console: "
+                                     f"{m.save_log()})") from None
