@@ -23,7 +23,8 @@ Design points a test writer should know:
 * The platform is the Makefile's too: GRADE_PLATFORM holds Makefile variable settings
   (`GRADE_PLATFORM="MEM=64M BIOS=... 'QEMUEXTRA=-cpu rv64,sstc=off'"`) passed to
   `make print-qemu`, so any test module can run unchanged on another platform
-  (grading/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for.
+  (grading/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for,
+  except in a machine under -icount, which counts instructions on the one hart it asks for.
 
 * Timeouts are multiplied by the environment variable GRADE_TIMEOUT_SCALE (default 1), for
   slow or heavily loaded machines. GRADE_VERBOSE=1 copies the console to stderr as it
@@ -135,8 +136,12 @@ def platform_vars() -> tuple[str, ...]:
     return tuple(shlex.split(os.environ.get("GRADE_PLATFORM", "")))
 
 
-def platform_cpus(cpus: int, platform: Sequence[str]) -> int:
-    """The harts a machine gets: CPUS=n in `platform` if it says, else `cpus`."""
+def platform_cpus(cpus: int, platform: Sequence[str], extra_args: Sequence[str] = ()) -> int:
+    """The harts a machine gets: CPUS=n in `platform` if it says, else `cpus`. A machine
+    that counts instructions (-icount) keeps the harts it asked for: such counts are taken
+    on one hart, since secondary harts do not come up under -icount."""
+    if "-icount" in extra_args:
+        return cpus
     for setting in platform:
         if setting.startswith("CPUS="):
             return int(setting.removeprefix("CPUS="))
@@ -188,7 +193,7 @@ def qemu_command(cpus: int, image: Path | str, extra_args: Sequence[str] = (),
     """The full command line for one machine booting from `image`, on `platform`
     (Makefile variable settings; GRADE_PLATFORM's if None)."""
     platform = tuple(platform_vars() if platform is None else platform)
-    cpus = platform_cpus(cpus, platform)
+    cpus = platform_cpus(cpus, platform, extra_args)
     argv = _with_image(makefile_qemu_command(cpus, root, platform), image)
     return _with_cpus(argv, cpus) + list(extra_args)
 
@@ -286,7 +291,7 @@ class Machine:
         Makefile variable settings (GRADE_PLATFORM's if None); a CPUS=n there wins over `cpus`.
         """
         self.platform = tuple(platform_vars() if platform is None else platform)
-        self.cpus = platform_cpus(cpus, self.platform)
+        self.cpus = platform_cpus(cpus, self.platform, extra_args)
         self.image = image
         self.command = list(command) if command is not None else None
         self.name = name
