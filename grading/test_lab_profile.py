@@ -42,6 +42,7 @@ from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, pa
                            seed_from_env, symbol_bytes)
 
 LAB = "profile"
+SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
 CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
@@ -99,13 +100,21 @@ def switch(m: Machine, pid: int, on: bool) -> None:
         f"{out.strip()!r}); see task 1")
 
 
-def profile_background(m: Machine, cmd: str, seconds: float) -> int:
-    """Start `cmd &`, profile it for `seconds` (times GRADE_TIMEOUT_SCALE: a slow host
-    gets as many samples), stop, kill it. Returns its pid."""
+def profile_background(m: Machine, cmd: str, seconds: float, min_samples: int = 0) -> int:
+    """Start `cmd &`, profile it for `seconds` (times GRADE_TIMEOUT_SCALE), and on until
+    /proc/profstat has recorded `min_samples` (a host too busy to run the guest gives fewer
+    samples a second: the count, not the time, is what a test needs), stop, kill it.
+    Returns its pid. `cmd` must run for longer than that."""
     pid = jobs.start_background(m, cmd)
     try:
         switch(m, pid, True)
         time.sleep(seconds * timeout_scale())
+        deadline = time.monotonic() + SAMPLES_TIMEOUT * timeout_scale()
+        while int(profstat(m).get("recorded", "0")) < min_samples:
+            assert time.monotonic() < deadline, (
+                f"`{cmd}` was profiled for {SAMPLES_TIMEOUT} s, but /proc/profstat shows fewer "
+                f"than {min_samples} samples recorded")
+            time.sleep(0.2)
         switch(m, pid, False)
     finally:
         jobs.kill_and_wait_gone(m, pid)
@@ -449,7 +458,7 @@ def function_end(program: str, name: str) -> int:
 @points(4, lab=LAB)
 def test_symbols_at_return_address(shared: Machine) -> None:
     fresh_profile(shared, 50)
-    pid = profile_background(shared, "labret 5", 1.5)
+    pid = profile_background(shared, "labret 60", 1.5, min_samples=40)
     _, samples = cat_profile(shared)
     mine = [s for s in pc.of_pid(samples, pid)
             if s["mode"] == "user" and pc.innermost_user(s) == "finish"]
@@ -478,9 +487,9 @@ def test_symbols_at_return_address(shared: Machine) -> None:
 @points(4, lab=LAB)
 def test_kernel_frames(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 10", 2)
+    pid = profile_background(shared, "psys 60", 2, min_samples=40)
     _, samples = cat_profile(shared)
-    # Samples taken before psys's exec (it was started with `psys 10 &`) are the shell's.
+    # Samples taken before psys's exec (it was started with `psys 60 &`) are the shell's.
     samples = pc.of_program(samples, pid, "psys")
     assert_no_problems(pc.schema_problems(samples),
                        "/proc/profile does not follow the schema of kern/profile/report.cc")
@@ -513,7 +522,7 @@ def is_stub_caller(name: str) -> bool:
 @points(2, lab=LAB)
 def test_stub_caller_follows_pc(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 10", 2)
+    pid = profile_background(shared, "psys 60", 2, min_samples=40)
     _, samples = cat_profile(shared)
     samples = pc.of_pid(samples, pid)
     table = pc.user_symbols("psys")
