@@ -7,24 +7,32 @@
 // command's first instruction, so the samples of its first 40 ms are in the profile. A
 // `profile run` that lets the child exec before sampling is on loses them, and with them
 // first_steps(), which runs at no other time. Both phases are timed with the `time` CSR
-// (rdtime), not by an amount of work, so on a slow host they last as long and get as many
-// samples as on a fast one.
+// (rdtime), not by an amount of work, so that a slow host gets as many samples as a fast
+// one; but only time spent running counts: a step of the loop that saw more than a
+// millisecond go by was not running for most of it (the host did not run the guest's hart,
+// or another process had it), and the sampler took no samples of it either.
 #include "lib/user.h"
 
 namespace {
 
 volatile unsigned long sink;
 
-// Scramble x until `ticks` of the `time` CSR have gone by since `start`. Inlined, so that
-// the samples name its callers.
-[[gnu::always_inline]] inline unsigned long busy_until(unsigned long start, unsigned long ticks, unsigned long x) {
-  while (rdtime() - start < ticks) {
+// Scramble x until it has run for `ticks` of the `time` CSR since `start`, leaving out
+// steps longer than a millisecond (see the top). Inlined, so that the samples name its
+// callers.
+[[gnu::always_inline]] inline unsigned long busy_until(unsigned long start, unsigned long ticks,
+                                                       unsigned long x) {
+  unsigned long ran = 0, last = start;
+  while (ran < ticks) {
     for (int i = 0; i < 1000; i++) {
       x ^= x << 13;
       x ^= x >> 7;
       x ^= x << 17;
     }
     sink = x;
+    unsigned long now = rdtime();
+    if (now - last < TIME_TICKS_PER_MS) ran += now - last;
+    last = now;
   }
   return x;
 }
