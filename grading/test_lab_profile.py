@@ -802,14 +802,16 @@ def profile_run(m: Machine, cmd: str) -> tuple[re.Match[str], str]:
 
 @points(5, lab=LAB)
 def test_profile_run_report(shared: Machine) -> None:
-    fresh_profile(shared, 100)
+    # 1000 Hz: even on a host that runs the guest a third of the time, hundreds of samples,
+    # so that hot leads middle by far more than chance (31 samples once put middle first).
+    fresh_profile(shared, 1000)
     match, out = profile_run(shared, "spin 1")
     assert "spin: done" in out, f"`profile run spin 1` should run spin to its end:\n{out}"
     assert (match.group(2), match.group(3)) == ("spin", "0"), (
         f"spin exits with status 0, but the report line says {match.group(0)!r}")
     top = pc.parse_top(out)
     assert top.samples >= 10, (
-        f"spin ran for a second at 100 Hz, but its report counts {top.samples} samples: is "
+        f"spin ran for a second at 1000 Hz, but its report counts {top.samples} samples: is "
         f"sampling switched on for the child (profile(pid, PROF_ON, 0)) before it execs?")
     assert top.rows and (top.rows[0].name, top.rows[0].kernel) == ("hot", False), (
         f"the report of `profile run spin 1` should name hot first:\n{out}")
