@@ -1,11 +1,7 @@
 # The build for the whole tree: kernel, user programs, mkfs, disk image, tests.
-#
-#   make qemu [CPUS=n]    build everything and boot it (Ctrl-a x quits QEMU)
-#   make qemu-gdb         the same, waiting for gdb-multiarch (see .gdbinit)
-#   make test             host unit tests, then the QEMU tests in grading/
-#   make demo [DEMO=name] a lecture demo of the profiler (make demo-list names them)
-#   make deps             install the Debian packages the project needs
-#   make clean
+# The targets that need packages (qemu, test, grade, ...) first run tools/deps for their
+# group, which installs what is missing when it can; their build then runs in a second make,
+# so that the cross compiler and Python are looked for after that install, not before.
 #
 # Objects go under build/; mkfs/mkfs and fs.img are at the top, as in xv6.
 
@@ -20,22 +16,27 @@ K := kern
 U := user
 
 # --- Toolchain -------------------------------------------------------------------------------
-# Use TOOLPREFIX= on the command line to override the detection.
-ifndef TOOLPREFIX
-TOOLPREFIX := $(shell for p in riscv64-linux-gnu- riscv64-unknown-elf- riscv64-elf-; do \
-	if command -v $${p}g++ >/dev/null 2>&1; then echo $$p; exit 0; fi; done)
-endif
+# TOOLPREFIX=... on the command line overrides the detection. The detection and the choice of
+# Python run when a recipe first needs them (the `$(eval ...)` keeps the answer for the rest of
+# this make), never while the Makefile is read, so that `make qemu` on a machine without the
+# cross compiler can install it first.
+TOOLPREFIX ?= $(eval TOOLPREFIX := $(shell \
+	for p in riscv64-linux-gnu- riscv64-unknown-elf- riscv64-elf-; do \
+	if command -v $${p}g++ >/dev/null 2>&1; then echo $$p; exit 0; fi; done))$(TOOLPREFIX)
+# Without a cross compiler, a build stops here, saying what to do, instead of running the
+# host's g++ with RISC-V flags.
+CROSS = $(if $(TOOLPREFIX),$(TOOLPREFIX),$(error no RISC-V cross compiler (riscv64-linux-gnu-g++) \
+	found: `make qemu` or `make deps` installs it))
 
-CXX := $(TOOLPREFIX)g++
-CC := $(TOOLPREFIX)gcc
-LD := $(TOOLPREFIX)ld
-OBJCOPY := $(TOOLPREFIX)objcopy
-OBJDUMP := $(TOOLPREFIX)objdump
-NM := $(TOOLPREFIX)nm
+CXX = $(CROSS)g++
+LD = $(CROSS)ld
+OBJCOPY = $(CROSS)objcopy
+OBJDUMP = $(CROSS)objdump
+NM = $(CROSS)nm
 QEMU := qemu-system-riscv64
 HOSTCXX := g++
 # The interpreter that can import pytest/pexpect (Debian's), see tools/find-python.
-PYTHON := $(shell tools/find-python)
+PYTHON = $(eval PYTHON := $(shell tools/find-python))$(PYTHON)
 
 # Flags shared by the kernel and user programs. The kernel never touches floating point
 # (sstatus.FS stays Off), so both use the soft-float ABI and no libgcc.
@@ -68,7 +69,7 @@ $(BUILD)/kernel.pass1: $(KOBJS) $(K)/kernel.ld
 	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS)
 
 $(BUILD)/ksyms.bin: $(BUILD)/kernel.pass1 tools/mksymtab.py
-	$(NM) -C -n -S --defined-only $< | python3 tools/mksymtab.py > $@
+	$(NM) -C -n -S --defined-only $< | $(PYTHON) tools/mksymtab.py > $@
 
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.bin
 	$(OBJCOPY) -I binary -O elf64-littleriscv -B riscv --rename-section .data=.ksyms,alloc,load,readonly,data,contents $< $@
@@ -101,7 +102,7 @@ $(BUILD)/$(U)/%.S.o: $(U)/%.S
 # disk has no debug information (the .elf beside it keeps it, for gdb).
 $(BUILD)/$(U)/_%: $(BUILD)/$(U)/%.cc.o $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py
 	$(LD) $(LDFLAGS) -T $(U)/user.ld -o $@.elf $< $(ULIBOBJS)
-	$(NM) -C -n -S --defined-only $@.elf | python3 tools/mksymtab.py > $@.sym
+	$(NM) -C -n -S --defined-only $@.elf | $(PYTHON) tools/mksymtab.py > $@.sym
 	$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$@.sym --set-section-flags .symtab.sorted=contents,readonly $@.elf $@
 
 # --- mkfs and the disk image -----------------------------------------------------------------
@@ -129,14 +130,19 @@ all: $(BUILD)/kernel.elf fs.img
 print-qemu:
 	@echo $(QEMU) $(QEMUOPTS)
 
-qemu: deps-check all
+# `make all` in a second make: see the top of this file.
+BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory all
+
+qemu: deps-boot
+	$(BUILD_AFTER_DEPS)
 	@tools/check-platform --qemu '$(QEMU)' --bios '$(BIOS)' --extra '$(QEMUEXTRA)'
 	$(QEMU) $(QEMUOPTS)
 
 # QEMU waits for gdb on a port free right now (or GDBPORT=n), so two users or two clones
 # never collide; .gdbport tells .gdbinit which one.
-qemu-gdb: deps-check all
-	@port=$${GDBPORT:-$$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
+qemu-gdb: deps-debug
+	$(BUILD_AFTER_DEPS)
+	@port=$${GDBPORT:-$$($(PYTHON) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
 	echo "target remote 127.0.0.1:$$port" > .gdbport; \
 	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
 	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
@@ -154,7 +160,7 @@ DEMO_ARGS = $(strip $(DEMO) $(if $(DEMO_CMD),--command '$(DEMO_CMD)') \
 	$(if $(DEMO_RATE),--rate $(DEMO_RATE)) $(if $(DEMO_CPUS),--cpus $(DEMO_CPUS)))
 
 # tools/demo checks the name before it builds anything (through tools/profget).
-demo: deps-check
+demo: deps-grade
 	$(strip tools/demo $(DEMO_ARGS))
 
 demo-list:
@@ -165,27 +171,44 @@ demo-report:
 	@test -n "$(PROFILE)" || { echo "usage: make demo-report PROFILE=profile.json" >&2; exit 2; }
 	tools/demo --views $(PROFILE)
 
-# --- Tests -----------------------------------------------------------------------------------
+# --- Packages --------------------------------------------------------------------------------
+# deps-GROUP installs GROUP's missing Debian packages when it can (root or sudo without a
+# password), or stops with the command that would. The groups are in tools/deps.
+DEPS_GROUPS := boot debug grade test
+DEPS_TARGETS := $(addprefix deps-,$(DEPS_GROUPS))
+
+$(DEPS_TARGETS):
+	@tools/deps check $(@:deps-%=%)
+
 deps:
-	tools/deps install
+	tools/deps check test
 
-deps-check:
-	@tools/deps check
+deps-check: deps-test
 
-test: deps-check all
+# --- Tests -----------------------------------------------------------------------------------
+test: deps-test
+	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 	$(PYTHON) -m pytest -q -rs grading $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
-test-tools:
+# The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
+# once). CI runs them in a fresh Debian root, where `make test` would take too long.
+test-host: deps-test
+	$(BUILD_AFTER_DEPS)
+	$(MAKE) -C tests/host run
+	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
+
+test-tools: deps-test
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
 
-.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check test test-tools demo demo-list demo-report clean
+.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check $(DEPS_TARGETS) test test-host
+.PHONY: test-tools demo demo-list demo-report clean
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
 .SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))
@@ -206,16 +229,16 @@ GRADE_LAB := $(or $(LAB),profile)
 GRADE_SELECT = $(if $(LAB),--lab '$(LAB)') $(if $(TEST),--test '$(TEST)') \
 	$(if $(GRADE_JOBS),--jobs '$(GRADE_JOBS)') $(GRADE_ARGS)
 
-grade: deps-check
+grade: deps-grade
 	@$(PYTHON) grading/grade.py $(GRADE_SELECT)
 
-grade-list:
+grade-list: deps-grade
 	@$(PYTHON) grading/grade.py --list $(GRADE_SELECT)
 
-grade-flaky: deps-check
+grade-flaky: deps-grade
 	@$(PYTHON) grading/grade.py --repeat $(or $(N),3) $(GRADE_SELECT)
 
-autograder:
+autograder: deps-grade
 	@$(PYTHON) grading/autograder.py --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
 
 handin:
@@ -241,11 +264,13 @@ starter:
 #   make bench [BENCH_ARGS="--runs 5 --only syscalls,profiler"]
 #        every benchmark, several runs each: a table, build/bench/results.json, table.md
 #   make bench-smoke    one short run of each (about a minute), so that they keep working
-bench: deps-check all
+bench: deps-grade
+	$(BUILD_AFTER_DEPS)
 	BENCH_COMMAND="make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		$(PYTHON) bench/run.py $(BENCH_ARGS)
 
-bench-smoke: deps-check all
+bench-smoke: deps-grade
+	$(BUILD_AFTER_DEPS)
 	BENCH_COMMAND="make bench-smoke" $(PYTHON) bench/run.py --smoke
 
 .PHONY: bench bench-smoke
