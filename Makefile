@@ -1,4 +1,6 @@
 # The build for the whole tree: kernel, user programs, mkfs, disk image, tests.
+# `make help` lists the targets a user types (the lines below marked `##`).
+#
 # The targets that need packages (qemu, test, grade, ...) first run tools/deps for their
 # group, which installs what is missing when it can; their build then runs in a second make,
 # so that the cross compiler and Python are looked for after that install, not before.
@@ -124,7 +126,7 @@ QEMUOPTS = -machine virt -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -sm
 	-drive file=fs.img,if=none,format=raw,id=x0 \
 	-device virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0 $(QEMUEXTRA)
 
-all: $(BUILD)/kernel.elf fs.img
+all: $(BUILD)/kernel.elf fs.img ## build the kernel, the user programs and fs.img (installs nothing)
 
 # The exact QEMU command line, for the test harness (grading/machine.py).
 print-qemu:
@@ -133,14 +135,14 @@ print-qemu:
 # `make all` in a second make: see the top of this file.
 BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory all
 
-qemu: deps-boot
+qemu: deps-boot ## install what booting needs if missing, build, boot [CPUS=n] (Ctrl-a x quits)
 	$(BUILD_AFTER_DEPS)
 	@tools/check-platform --qemu '$(QEMU)' --bios '$(BIOS)' --extra '$(QEMUEXTRA)'
 	$(QEMU) $(QEMUOPTS)
 
 # QEMU waits for gdb on a port free right now (or GDBPORT=n), so two users or two clones
 # never collide; .gdbport tells .gdbinit which one.
-qemu-gdb: deps-debug
+qemu-gdb: deps-debug ## the same, QEMU waiting for gdb-multiarch (see .gdbinit)
 	$(BUILD_AFTER_DEPS)
 	@port=$${GDBPORT:-$$($(PYTHON) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
 	echo "target remote 127.0.0.1:$$port" > .gdbport; \
@@ -160,14 +162,14 @@ DEMO_ARGS = $(strip $(DEMO) $(if $(DEMO_CMD),--command '$(DEMO_CMD)') \
 	$(if $(DEMO_RATE),--rate $(DEMO_RATE)) $(if $(DEMO_CPUS),--cpus $(DEMO_CPUS)))
 
 # tools/demo checks the name before it builds anything (through tools/profget).
-demo: deps-grade
+demo: deps-grade ## a lecture demo of the profiler [DEMO=name]
 	$(strip tools/demo $(DEMO_ARGS))
 
-demo-list:
+demo-list: ## the lecture demos' names
 	@tools/demo list
 
 # Every view of a profile already on disk, without QEMU: build/demo/report/.
-demo-report:
+demo-report: ## every view of a profile on disk [PROFILE=file]
 	@test -n "$(PROFILE)" || { echo "usage: make demo-report PROFILE=profile.json" >&2; exit 2; }
 	tools/demo --views $(PROFILE)
 
@@ -180,13 +182,13 @@ DEPS_TARGETS := $(addprefix deps-,$(DEPS_GROUPS))
 $(DEPS_TARGETS):
 	@tools/deps check $(@:deps-%=%)
 
-deps:
+deps: ## install every package the project uses (make qemu and make test do it themselves)
 	tools/deps check test
 
 deps-check: deps-test
 
 # --- Tests -----------------------------------------------------------------------------------
-test: deps-test
+test: deps-test ## install what the tests need if missing, then run every test
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
@@ -195,20 +197,26 @@ test: deps-test
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
 # once). CI runs them in a fresh Debian root, where `make test` would take too long.
-test-host: deps-test
+test-host: deps-test ## the same, without the QEMU tests in grading/
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 
-test-tools: deps-test
+test-tools: deps-test ## only the tests of the profile tools (tests/tools)
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 
-clean:
+clean: ## remove everything the build made
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
 
+# The targets marked `##`, with their text.
+help: ## this list
+	@echo "make TARGET, where TARGET is one of:"
+	@sed -n 's/^\([a-z][a-z-]*\):[^#]*## */\1 /p' $(firstword $(MAKEFILE_LIST)) | \
+		while read -r target text; do printf '  %-12s %s\n' "$$target" "$$text"; done
+
 .PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check $(DEPS_TARGETS) test test-host
-.PHONY: test-tools demo demo-list demo-report clean
+.PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
 .SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))
@@ -229,19 +237,19 @@ GRADE_LAB := $(or $(LAB),profile)
 GRADE_SELECT = $(if $(LAB),--lab '$(LAB)') $(if $(TEST),--test '$(TEST)') \
 	$(if $(GRADE_JOBS),--jobs '$(GRADE_JOBS)') $(GRADE_ARGS)
 
-grade: deps-grade
+grade: deps-grade ## run the graded tests: Score: N/M [LAB=name] [TEST=substring]
 	@$(PYTHON) grading/grade.py $(GRADE_SELECT)
 
-grade-list: deps-grade
+grade-list: deps-grade ## the graded tests and their points [LAB=name]
 	@$(PYTHON) grading/grade.py --list $(GRADE_SELECT)
 
-grade-flaky: deps-grade
+grade-flaky: deps-grade ## grade N times, failing unless all runs agree [N=3]
 	@$(PYTHON) grading/grade.py --repeat $(or $(N),3) $(GRADE_SELECT)
 
-autograder: deps-grade
+autograder: deps-grade ## the Gradescope bundle in build/autograder/ [LAB=profile]
 	@$(PYTHON) grading/autograder.py --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
 
-handin:
+handin: ## zip your last commit for upload [LAB=profile]
 	@$(PYTHON) grading/handin.py --lab '$(GRADE_LAB)'
 
 .PHONY: grade grade-list grade-flaky autograder handin
@@ -251,7 +259,7 @@ handin:
 # make starter LAB=profile DEST=dir: the tree a student starts the lab from (labs/LAB/README.md
 # is its handout): every solution region of the lab replaced by its starter code, as a new git
 # repository with one commit (tools/mkstarter explains the markers).
-starter:
+starter: ## the student's tree of a lab [LAB=profile DEST=dir]
 	@test -n "$(LAB)" -a -n "$(DEST)" || { echo "usage: make starter LAB=profile DEST=dir" >&2; exit 2; }
 	@test -x tools/mkstarter || { echo "make starter: this tree has no lab generator (is it a starter?)" >&2; exit 2; }
 	tools/mkstarter --lab $(LAB) --dest $(DEST)
@@ -264,12 +272,12 @@ starter:
 #   make bench [BENCH_ARGS="--runs 5 --only syscalls,profiler"]
 #        every benchmark, several runs each: a table, build/bench/results.json, table.md
 #   make bench-smoke    one short run of each (about a minute), so that they keep working
-bench: deps-grade
+bench: deps-grade ## every benchmark, several runs each [BENCH_ARGS=...]
 	$(BUILD_AFTER_DEPS)
 	BENCH_COMMAND="make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
 		$(PYTHON) bench/run.py $(BENCH_ARGS)
 
-bench-smoke: deps-grade
+bench-smoke: deps-grade ## one short run of each benchmark
 	$(BUILD_AFTER_DEPS)
 	BENCH_COMMAND="make bench-smoke" $(PYTHON) bench/run.py --smoke
 
