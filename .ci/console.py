@@ -107,11 +107,13 @@ class Console:
         raise StepFailed("the command closed its terminal but did not exit")
 
     def stop(self) -> None:
+        """End the command and everything it started (its process group: pty.fork made it
+        a session leader, and its shell starts no jobs of its own)."""
         if self.status is None:
             try:
-                os.kill(self.pid, signal.SIGTERM)
+                os.killpg(self.pid, signal.SIGTERM)
                 time.sleep(1)
-                os.kill(self.pid, signal.SIGKILL)
+                os.killpg(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             try:
@@ -136,7 +138,19 @@ def parse_step(step: str) -> tuple:
     raise argparse.ArgumentTypeError(f"bad step {step!r}")
 
 
+class Stopped(Exception):
+    pass
+
+
+def stopped(signum: int, _frame) -> None:
+    raise Stopped(f"stopped by signal {signum}")
+
+
 def main() -> int:
+    # A stop from outside ends the command too (through the `finally` below), so that no
+    # make or QEMU outlives the check and keeps its root's mounts busy.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stopped)
     args = sys.argv[1:]
     if "--" not in args:
         print(__doc__, file=sys.stderr)
@@ -168,7 +182,7 @@ def main() -> int:
                 now = time.monotonic()
                 print(f"    {step[1]}: {now - last:.0f} s", flush=True)
                 last = now
-        except StepFailed as failure:
+        except (StepFailed, Stopped) as failure:
             print(f"    step {step[1]!r} failed: {failure}\n--- last lines:\n{console.tail()}",
                   flush=True)
             return 1
