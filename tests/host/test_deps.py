@@ -187,7 +187,8 @@ def test_random_machines(tmp_path: Path) -> None:
             outcome = "told the command"
             assert result.returncode == 1, where
             assert calls == [], where
-            command = f"sudo sh -c 'apt-get update && apt-get install -y {' '.join(lacking)}'"
+            command = ("sudo sh -c 'apt-get update && apt-get install -y "
+                       f"--no-install-recommends {' '.join(lacking)}'")
             assert [line.strip() for line in result.stderr.splitlines()].count(command) == 1, \
                 (where, result.stderr)
         else:
@@ -198,7 +199,7 @@ def test_random_machines(tmp_path: Path) -> None:
                 assert result.returncode == 1 and "apt-get failed" in result.stderr, where
             else:
                 assert calls[len(prefix) + 1:] == prefix + [
-                    "install -y -q " + " ".join(lacking)], (where, calls)
+                    "install -y -q --no-install-recommends " + " ".join(lacking)], (where, calls)
                 still = missing(group, present | gives)
                 if still:
                     outcome = "installed, some still missing"
