@@ -1,0 +1,90 @@
+""".ci/console.py, the terminal driver of the newcomer check: each step passes only on what
+it waits for, a failure pattern or a timeout stops the run at once, and a command that ends
+badly fails it.
+
+The driven command is a shell script that prints random filler in pieces of random sizes,
+with random pauses, the awaited text cut across two writes; it echoes what is typed. The seed
+is TERN_TEST_SEED if set, else random; it is printed with the number of cases.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CONSOLE = ROOT / ".ci" / "console.py"
+CASES = 12
+
+
+def drive(steps: list[str], script: str, fail: list[str] = (), timeout: float = 60):
+    argv = [sys.executable, str(CONSOLE)]
+    for pattern in fail:
+        argv += ["--fail", pattern]
+    argv += [*steps, "--", "sh", "-c", script]
+    start = time.monotonic()
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    return result, time.monotonic() - start
+
+
+def printing(rng: random.Random, text: str) -> str:
+    """Shell commands that print filler, then `text` in two writes, with short pauses."""
+    filler = "".join(rng.choice("abc xyz\n") for _ in range(rng.randrange(0, 3000)))
+    cut = rng.randrange(1, len(text))
+    parts = []
+    for i in range(0, len(filler), 700):
+        parts.append(f"printf %s {shlex.quote(filler[i:i + 700])}")
+        parts.append(f"sleep 0.0{rng.randrange(10)}")
+    parts += [f"printf %s {shlex.quote(text[:cut])}", "sleep 0.2",
+              f"printf '%s\\n' {shlex.quote(text[cut:])}"]
+    return "; ".join(parts)
+
+
+def test_random_sessions() -> None:
+    seed = int(os.environ.get("TERN_TEST_SEED") or random.randrange(1 << 32))
+    print(f"seed {seed} (TERN_TEST_SEED={seed} repeats it), {CASES} cases")
+    rng = random.Random(seed)
+    for case in range(CASES):
+        where = f"case {case}"
+        word = f"ready{rng.randrange(10**6)}"
+        answer = f"{rng.randrange(100)} {rng.randrange(100)} {rng.randrange(100)}"
+        kind = case % 4
+        script = printing(rng, f"{word}$ ") + "; read line; echo \"got $line\"; "
+        if kind == 0:  # all well
+            script += f"echo {shlex.quote(answer)}; read done; exit 0"
+        elif kind == 1:  # the failure pattern comes instead of the answer
+            script += "echo 'panic: bad things'; sleep 30"
+        elif kind == 2:  # nothing comes: the step times out
+            script += "sleep 30"
+        else:  # the answer comes, but the command ends badly
+            script += f"echo {shlex.quote(answer)}; read done; exit 3"
+        steps = [f"expect:prompt:20:{word}\\$ ", "send:hello there",
+                 f"expect:answer:3:(?m)^{answer}\\b", "send:bye", "exit:end:10"]
+        result, took = drive(steps, script, fail=["panic:"])
+        out = result.stdout
+        assert "prompt: " in out, (where, out)
+        if kind == 0:
+            assert result.returncode == 0, (where, out)
+            assert [line.split(":")[0].strip() for line in out.splitlines()] == \
+                ["prompt", "answer", "end"], (where, out)
+        else:
+            assert result.returncode == 1, (where, out)
+            assert "answer: " not in out or kind == 3, (where, out)
+            reason = {1: "failure pattern 'panic:'", 2: "timed out after 3 s",
+                      3: "ended with status 3"}[kind]
+            assert reason in out, (where, out)
+            assert took < 25, (where, took)  # stopped at once, not after the command's sleep
+
+
+def test_bad_usage() -> None:
+    result = subprocess.run([sys.executable, str(CONSOLE), "expect:x:1:y"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
+    result = subprocess.run([sys.executable, str(CONSOLE), "wait:x", "--", "true"],
+                            capture_output=True, text=True)
+    assert result.returncode == 2
