@@ -122,7 +122,12 @@ def check_primes(profile: model.Profile, console: str) -> None:
     answers = re.findall(r"primes: (naive|sieve): (\d+) primes below (\d+) in (\d+) ms", console)
     assert [a[0] for a in answers] == ["naive", "sieve"], console
     assert answers[0][1:3] == answers[1][1:3] == ("78498", "1000000"), "the same answer"
-    naive, sieve = (samples_by_pid(profile)[pid] for pid in profile.pids())
+    # naive runs first (the lower pid); the sieve is over so fast that a host busy enough
+    # may leave it no sample at all, and then the profile has one pid only.
+    counts = samples_by_pid(profile)
+    pids = sorted(counts)
+    assert 1 <= len(pids) <= 2, f"samples by pid: {counts}"
+    naive, sieve = counts[pids[0]], counts[pids[1]] if len(pids) == 2 else 0
     assert naive > 5 * sieve, f"naive {naive} samples, sieve {sieve}"
 
 
@@ -137,7 +142,9 @@ def check_syscalls(profile: model.Profile, console: str) -> None:
     stub = self_count(profile, "read")
     assert in_kernel + stub > 0.85 * total, f"{in_kernel} in the kernel, {stub} in read"
     assert incl(profile, "[k] usertrap") > total / 2
-    assert incl(profile, "[k] sys_read") > total / 5
+    # Most of the crossing is usertrap's and pop_off's (skid); sys_read's own share moves
+    # with how often the host runs the guest (15% to 50% seen), but is never negligible.
+    assert incl(profile, "[k] sys_read") > total / 10
     assert incl(profile, "read_bytewise") > 10 * max(1, incl(profile, "read_buffered"))
 
 
