@@ -63,7 +63,9 @@ bool timer_has_sstc() { return sstc; }
 void timer_init() {
   sstc = true;
   probing = true;
-  CSR_WRITE(0x14d, ~0ull);  // traps if Sstc is missing: see timer_probe_fault()
+  // The "memory" clobber keeps both stores on their side of the probe: the trap handler
+  // writes sstc while the csrw runs, and a store of true moved after it would undo that.
+  asm volatile("csrw 0x14d, %0" : : "r"(~0ull) : "memory");  // traps without Sstc
   probing = false;
   tick_hart = cpuid();
   decided = true;
