@@ -191,7 +191,10 @@ int link_locked(const char *old_path, const char *new_path) {
   ilock(dp);
   ilock(ip);
   int r = -1;
-  if (dp->dev == ip->dev && dp->nlink > 0 && dirlink(dp, name, ip->inum) == 0) {
+  // nlink is 16 bits on disk: one more link than it holds would wrap it, and the inode
+  // would be freed while names still point at it.
+  if (dp->dev == ip->dev && dp->nlink > 0 && ip->nlink < INT16_MAX &&
+      dirlink(dp, name, ip->inum) == 0) {
     ip->nlink++;
     iupdate(ip);
     r = 0;
