@@ -551,6 +551,16 @@ class Machine:
     def tail(self, lines: int = TAIL_LINES) -> str:
         return "\n".join(self.output.splitlines()[-lines:])
 
+    def halt(self, timeout: float = 20) -> None:
+        """Type `halt` and wait (scaled) until QEMU has exited; then no failure may show."""
+        self.sendline("halt")
+        deadline = time.monotonic() + timeout * timeout_scale()
+        while self.alive and time.monotonic() < deadline:
+            self.pump(0.2)
+        if self.alive:
+            raise self.error(f"QEMU still running {timeout:g} s after `halt`")
+        self.assert_no_failures()
+
     def assert_no_failures(self, failures: Iterable[Failure] = (PANIC, TRAP)) -> None:
         """Raise if any failure pattern appears anywhere in the console output so far."""
         self._read(0.05)

@@ -115,14 +115,6 @@ def pump_for(m: Machine, seconds: float) -> None:
         m.pump(min(left, 0.1))
 
 
-def wait_for_power_off(m: Machine, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout * machine.timeout_scale()
-    while m.alive and time.monotonic() < deadline:
-        m.pump(0.2)
-    if m.alive:
-        raise m.error(f"QEMU still running {timeout:g} s after `halt`")
-
-
 # --- A disk with a power switch ----------------------------------------------------------------
 #
 # QEMU can use a disk served over the network block device protocol (NBD; its specification
@@ -465,9 +457,7 @@ def reboot_and_halt(m: Machine) -> None:
     for w in range(WORKERS):
         assert re.search(rf"(?m)^cw{w} +1 ", top), f"cw{w} is missing after recovery:\n{top}"
     m.run("ls cw0")
-    m.sendline("halt")
-    wait_for_power_off(m)
-    m.assert_no_failures()
+    m.halt()
 
 
 @pytest.mark.parametrize("cycle", [Cycle.make(i) for i in range(CYCLES)], ids=lambda c: c.id)
@@ -541,9 +531,7 @@ def test_workload_without_crash(boot: Booter, tmp_path: Path) -> None:
     for w in range(WORKERS):
         assert f"crashwork: cw{w} done after 60 ops" in out
     assert "crashwork: done" in out
-    m.sendline("halt")
-    wait_for_power_off(m)
-    m.assert_no_failures()
+    m.halt()
 
     img = Image.open(image, replay_log=False)
     assert img.log_header()[0] == 0, "the log was not empty after halt"

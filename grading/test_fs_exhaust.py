@@ -15,40 +15,21 @@ be replayed with `TEXHAUST_SEED=n`. Each test runs once at CPUS=3 and once at CP
 
 from __future__ import annotations
 
-import os
-import random
 import re
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-import machine
 from machine import REPO, Machine
+from profile_props import seed_from_env
 
 sys.path.insert(0, str(REPO / "tests" / "host"))
 import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
 
 ROUNDS = 8
 SUMMARY = re.compile(r"texhaust: (\w+): (\d+) calls, (\d+) failed with -1")
-
-
-def seed() -> int:
-    chosen = int(os.environ.get("TEXHAUST_SEED") or random.SystemRandom().randint(1, 99999))
-    print(f"texhaust seed {chosen} (replay with TEXHAUST_SEED={chosen})")
-    return chosen
-
-
-def halt(m: Machine, timeout: float = 20) -> None:
-    m.sendline("halt")
-    deadline = time.monotonic() + timeout * machine.timeout_scale()
-    while m.alive and time.monotonic() < deadline:
-        m.pump(0.2)
-    if m.alive:
-        raise m.error(f"QEMU still running {timeout:g} s after `halt`")
-    m.assert_no_failures()
 
 
 @pytest.mark.parametrize("cpus", [3, 1])
@@ -58,7 +39,7 @@ def test_texhaust(boot, tmp_path: Path, cpus: int) -> None:
     m = Machine(cpus, name=f"{boot.name}", image=image)
     boot.machines.append(m)  # closed after the test, its console saved if it fails
     m.boot()
-    s = seed()
+    s = seed_from_env("TEXHAUST_SEED")
     out = m.run(f"texhaust {s} {ROUNDS}", timeout=240)
     summaries = {name: (int(calls), int(failed)) for name, calls, failed in SUMMARY.findall(out)}
     cases = re.search(r"texhaust: (\d+) cases ok", out)
@@ -69,6 +50,6 @@ def test_texhaust(boot, tmp_path: Path, cpus: int) -> None:
     # exhausted nothing.
     assert summaries["none"][0] > 0
     assert summaries["inodes"][1] > 0 and summaries["files"][1] > 0
-    halt(m)
+    m.halt()
     problems = [str(p) for p in fsimage.check(image, replay_log=False)]
     assert problems == [], "the disk after texhaust is inconsistent:\n  " + "\n  ".join(problems)

@@ -14,19 +14,16 @@ of them. These tests hold it to three promises (user/tprofimg.cc makes the progr
 
 from __future__ import annotations
 
-import os
-import random
 import re
 import shutil
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-import machine
 import profile_check as pc
 from machine import REPO, Machine
+from profile_props import seed_from_env
 
 sys.path.insert(0, str(REPO / "tests" / "host"))
 import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
@@ -35,26 +32,10 @@ CAT_TIMEOUT = 60
 TINY_ELF_CODE = 120  # user/tinyelf.h: where a tiny program's code starts
 
 
-def seed() -> int:
-    chosen = int(os.environ.get("TPROFIMG_SEED") or random.SystemRandom().randint(1, 99999))
-    print(f"tprofimg seed {chosen} (replay with TPROFIMG_SEED={chosen})")
-    return chosen
-
-
-def halt(m: Machine, timeout: float = 20) -> None:
-    m.sendline("halt")
-    deadline = time.monotonic() + timeout * machine.timeout_scale()
-    while m.alive and time.monotonic() < deadline:
-        m.pump(0.2)
-    if m.alive:
-        raise m.error(f"QEMU still running {timeout:g} s after `halt`")
-    m.assert_no_failures()
-
-
 @pytest.mark.parametrize("cpus", [3, 1])
 def test_32_programs_kept_then_many_files(boot, cpus: int) -> None:
     m = boot(cpus)
-    s = seed()
+    s = seed_from_env("TPROFIMG_SEED")
     out = m.run(f"tprofimg keep {s}", timeout=120)
     print(out)
     assert "tprofimg: keep ok" in out, out
@@ -77,7 +58,7 @@ def test_unlinked_executable_frees_its_space(boot, tmp_path: Path) -> None:
     assert len(named) * 2 > len(samples), (
         "the samples of an unlinked program must still name its functions:\n"
         + "\n".join(pc.describe(s) for s in samples[:10]))
-    halt(m)
+    m.halt()
     problems = [str(p) for p in fsimage.check(image, replay_log=False)]
     assert problems == [], ("after `halt` the unlinked executable must be gone from the disk:\n  "
                             + "\n  ".join(problems))
