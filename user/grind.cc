@@ -46,17 +46,7 @@ constexpr int kHaltNumber = 23;  // never called
 
 // ---- Randomness ---------------------------------------------------------------------------
 
-struct Rng {
-  unsigned long state;
-  unsigned long next() {  // xorshift64*
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return state * 0x2545f4914f6cdd1dUL;
-  }
-  unsigned below(unsigned n) { return static_cast<unsigned>((next() >> 33) % n); }
-  bool one_in(unsigned n) { return below(n) == 0; }
-};
+// Rng (xorshift64*) is in user/lib/user.h.
 
 // ---- The state of one grind process (a worker or a worker's child) ----------------------
 

@@ -28,17 +28,6 @@ namespace {
 constexpr int MAX_WORKERS = 8;
 constexpr unsigned long SETTLE_MS = 5000;  // for grandchildren to be reaped by init
 
-struct Random {
-  unsigned long state;
-  unsigned long next() {  // xorshift64*
-    state ^= state >> 12;
-    state ^= state << 25;
-    state ^= state >> 27;
-    return state * 0x2545F4914F6CDD1Dul;
-  }
-  int below(int n) { return static_cast<int>((next() >> 33) % static_cast<unsigned long>(n)); }
-};
-
 // The two counts from one read of /proc/profstat.
 struct Counts {
   long profiled;
@@ -58,7 +47,7 @@ void spin(int n) {
   for (int i = 0; i < n; i++) asm volatile("");
 }
 
-[[noreturn]] void child(int kind, Random &rng) {
+[[noreturn]] void child(int kind, Rng &rng) {
   switch (kind) {
     case 0:
       break;
@@ -84,10 +73,10 @@ void spin(int n) {
 // One worker's rounds. `floor` is the pid of the first process, which must not be switched
 // on: it reads the counts at the end. (A worker may be: it exits before then.)
 [[noreturn]] void worker(unsigned long seed, int rounds, int floor) {
-  Random rng{seed};
+  Rng rng{seed};
   for (int r = 0; r < rounds; r++) {
     int kind = rng.below(5);
-    Random child_rng{rng.next() | 1};
+    Rng child_rng{rng.next() | 1};
     int pid = fork();
     if (pid < 0) {
       printf("profrace: FAIL fork returned -1 in round %d\n", r);
@@ -96,7 +85,7 @@ void spin(int n) {
     if (pid == 0) child(kind, child_rng);
     int calls = 1 + rng.below(40);
     for (int i = 0; i < calls; i++) {
-      int target = pid + rng.below(5) - 2;
+      int target = pid + static_cast<int>(rng.below(5)) - 2;
       if (target <= floor) target = pid;
       profile(target, rng.below(4) == 0 ? PROF_OFF : PROF_ON, 0);
     }

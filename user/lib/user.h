@@ -63,6 +63,21 @@ inline unsigned long rdtime() {
 }
 inline unsigned long now_ms() { return rdtime() / TIME_TICKS_PER_MS; }
 
+// --- Pseudo-random numbers ----------------------------------------------------------------
+// xorshift64*: fast, repeatable for a seed (tests print theirs), not for secrets. The state
+// must not be 0.
+struct Rng {
+  unsigned long state;
+  unsigned long next() {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 0x2545f4914f6cdd1dUL;
+  }
+  unsigned below(unsigned n) { return static_cast<unsigned>((next() >> 33) % n); }
+  bool one_in(unsigned n) { return below(n) == 0; }
+};
+
 // --- Formatted output (user/lib/printf.cc) ------------------------------------------------
 // Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),
 // '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".
