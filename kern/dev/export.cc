@@ -32,7 +32,8 @@
 // indivisible step, as the buffer cache's per-block locks did before.
 
 #include "abi/export.h"
-#include "fs/buf.h"
+#include "abi/fs_format.h"
+#include "dev/virtio_blk.h"
 #include "fs/file.h"
 #include "lib/sleeplock.h"
 #include "proc/proc.h"

@@ -36,6 +36,7 @@
 #include "abi/param.h"
 #include "arch/riscv/memlayout.h"
 #include "dev/virtio.h"
+#include "dev/virtio_blk.h"
 #include "fs/buf.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"

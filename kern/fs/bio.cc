@@ -26,6 +26,7 @@
 
 #include "fs/buf.h"
 
+#include "dev/virtio_blk.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "proc/proc.h"

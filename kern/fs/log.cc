@@ -39,6 +39,7 @@
 
 #include "fs/log.h"
 
+#include "dev/virtio_blk.h"
 #include "fs/buf.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"

@@ -20,7 +20,7 @@
 #include "arch/riscv/memlayout.h"
 #include "arch/riscv/riscv.h"
 #include "dev/uart.h"
-#include "fs/buf.h"
+#include "dev/virtio_blk.h"
 #include "lib/printf.h"
 #include "mm/vm.h"
 #include "proc/proc.h"
