@@ -22,6 +22,7 @@
 
 #include "fs/fs.h"
 #include "fs/log.h"
+#include "fs/pipe.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"

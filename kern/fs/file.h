@@ -1,5 +1,5 @@
-// Open files: the objects that file descriptors point to (kern/fs/file.cc), pipes
-// (kern/fs/pipe.cc) and the device switch.
+// Open files: the objects that file descriptors point to (kern/fs/file.cc), and the device
+// switch.
 #pragma once
 
 #include "lib/types.h"
@@ -46,10 +46,6 @@ int filestat(File *f, UserAddr st);
 int fileread(File *f, UserAddr addr, int n);
 int filewrite(File *f, UserAddr addr, int n);
 
-int pipealloc(File **f0, File **f1);
-void pipeclose(Pipe *pi, bool writable);
-int pipewrite(Pipe *pi, UserAddr addr, int n);
-int piperead(Pipe *pi, UserAddr addr, int n);
 // The files under /proc (kern/fs/procfs.cc): device files of major PROCFS whose contents
 // are generated text. procfsinit() registers the major in devsw and /proc/meminfo.
 void procfsinit();

@@ -19,9 +19,10 @@
 // user memory with the lock held; copyin/copyout walk page tables but never sleep, so
 // that is allowed.
 
-#include "fs/file.h"
+#include "fs/pipe.h"
 
 #include "arch/riscv/riscv.h"
+#include "fs/file.h"
 #include "lib/spinlock.h"
 #include "mm/kalloc.h"
 #include "mm/vm.h"

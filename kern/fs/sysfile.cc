@@ -20,6 +20,7 @@
 #include "fs/file.h"
 #include "fs/fs.h"
 #include "fs/log.h"
+#include "fs/pipe.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/kalloc.h"
