@@ -17,6 +17,7 @@
 #include "fs/buf.h"
 #include "fs/file.h"
 #include "fs/fs.h"
+#include "fs/procfs.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/kalloc.h"

@@ -21,6 +21,8 @@
 //
 // /proc files cannot be written.
 
+#include "fs/procfs.h"
+
 #include "abi/procfs.h"
 #include "arch/riscv/riscv.h"
 #include "fs/file.h"

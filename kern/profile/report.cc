@@ -41,7 +41,7 @@
 // // reads of any size, should cost time proportional to its size.
 // LAB profile/procfile END
 
-#include "fs/file.h"
+#include "fs/procfs.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "proc/proc.h"
