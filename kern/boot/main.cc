@@ -13,6 +13,7 @@
 #include "arch/riscv/sbi.h"
 #include "boot/fdt.h"
 #include "dev/console.h"
+#include "dev/export.h"
 #include "dev/virtio_blk.h"
 #include "fs/buf.h"
 #include "fs/file.h"

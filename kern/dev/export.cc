@@ -31,6 +31,8 @@
 // back. The staging buffer's sleeplock makes each round, read-modify-write included, one
 // indivisible step, as the buffer cache's per-block locks did before.
 
+#include "dev/export.h"
+
 #include "abi/export.h"
 #include "abi/fs_format.h"
 #include "dev/virtio_blk.h"

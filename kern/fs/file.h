@@ -45,5 +45,3 @@ void fileclose(File *f);
 int filestat(File *f, UserAddr st);
 int fileread(File *f, UserAddr addr, int n);
 int filewrite(File *f, UserAddr addr, int n);
-
-void exportinit();  // /dev/export (kern/dev/export.cc)
