@@ -7,6 +7,8 @@
 // -> kmain_secondary(), creates the first process, and joins the scheduler. Each secondary hart only sets up its own
 // state (paging, trap vector, timer, PLIC context) and joins the scheduler too.
 
+#include "boot/main.h"
+
 #include "abi/param.h"
 #include "arch/riscv/bootstack.h"
 #include "arch/riscv/memlayout.h"
@@ -19,6 +21,7 @@
 #include "fs/file.h"
 #include "fs/fs.h"
 #include "fs/procfs.h"
+#include "lib/linker.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/kalloc.h"
@@ -28,9 +31,6 @@
 #include "trap/trap.h"
 
 static_assert(BOOT_NCPU == NCPU);
-
-extern "C" char bss_start[], bss_end[];
-extern "C" char _secondary_entry[];
 
 u64 phys_end = 0;         // end of RAM, from the device tree
 char bootargs[128] = {};  // the kernel command line, from the device tree

@@ -5,10 +5,8 @@
 #include "arch/riscv/bootstack.h"
 #include "abi/param.h"
 #include "arch/riscv/memlayout.h"
+#include "lib/linker.h"
 
-extern "C" char boot_stacks[];
-extern "C" char kernel_start[];
-extern "C" char etext[];
 
 bool in_kernel_text(u64 pc) {
   return pc >= reinterpret_cast<u64>(kernel_start) && pc < reinterpret_cast<u64>(etext);

@@ -3,8 +3,7 @@
 
 #include "lib/ksyms.h"
 
-extern "C" const char ksyms_start[];
-extern "C" const char ksyms_end[];
+#include "lib/linker.h"
 
 const symtab::Table &ksyms() {
   // Validated on each call: cheap (a header check) and free of static-init machinery.

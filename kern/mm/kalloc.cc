@@ -12,11 +12,10 @@
 #include "mm/kalloc.h"
 
 #include "arch/riscv/memlayout.h"
+#include "lib/linker.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "lib/string.h"
-
-extern "C" char end[];  // first address after the kernel image (kernel.ld)
 
 namespace {
 

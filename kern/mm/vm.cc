@@ -17,15 +17,13 @@
 
 #include "abi/param.h"
 #include "arch/riscv/memlayout.h"
+#include "boot/main.h"
+#include "lib/linker.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/kalloc.h"
 
 using namespace riscv;
-
-extern "C" char etext[];       // kernel.ld: end of kernel text
-extern "C" char kernel_start[];
-extern "C" char trampoline[];  // trampoline.S
 
 namespace {
 
@@ -36,8 +34,6 @@ void kvmmap(pagetable_t kpt, u64 va, u64 pa, u64 sz, u64 perm) {
 }
 
 }  // namespace
-
-extern u64 phys_end;  // boot/main.cc: end of RAM
 
 void kvminit() {
   pagetable_t kpt = static_cast<pagetable_t>(kalloc());

@@ -35,6 +35,7 @@
 #include "fs/file.h"
 #include "fs/fs.h"
 #include "fs/log.h"
+#include "lib/linker.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/kalloc.h"
@@ -52,8 +53,6 @@ static_assert(__builtin_offsetof(Trapframe, t3) == TF_T3);
 constinit Cpu cpus[NCPU];
 constinit Proc procs[NPROC];
 
-extern "C" void swtch(Context *old, Context *next);
-extern "C" char trampoline[];
 
 namespace {
 

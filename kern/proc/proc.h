@@ -27,6 +27,8 @@ struct Context {
   u64 s[12];  // s0..s11
 };
 static_assert(sizeof(Context) == 14 * 8);
+// Save the running registers in *old and resume from *next (switch.S).
+extern "C" void swtch(Context *old, Context *next);
 
 // Per-hart state.
 struct Cpu {

@@ -21,6 +21,7 @@
 #include "arch/riscv/riscv.h"
 #include "dev/uart.h"
 #include "dev/virtio_blk.h"
+#include "lib/linker.h"
 #include "lib/printf.h"
 #include "mm/vm.h"
 #include "proc/proc.h"
@@ -28,10 +29,6 @@
 
 using riscv::Cause;
 
-extern "C" void kernelvec();
-extern "C" char trampoline[], uservec[], userret[];
-extern "C" void usertrap();
-bool timer_probe_fault(u64 scause);
 
 namespace {
 

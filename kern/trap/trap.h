@@ -22,8 +22,14 @@ static_assert(__builtin_offsetof(KernelFrame, t6) == 152);
 
 void trapinit();
 void trapinithart();
+extern "C" void usertrap();  // uservec jumps here, through the trapframe's kernel_trap
+extern "C" void kerneltrap(KernelFrame *kf);  // kernelvec calls it
 extern "C" [[noreturn]] void usertrapret();
 extern "C" void forkret();
+// The assembly entry points: kernelvec (kernelvec.S), and uservec and userret in the
+// trampoline page (trampoline.S).
+extern "C" void kernelvec();
+extern "C" char uservec[], userret[];
 
 // Timer (timer.cc).
 inline constexpr u64 TIMEBASE_HZ = 10'000'000;  // the `time` CSR's rate on QEMU virt
@@ -42,6 +48,8 @@ bool timer_interrupt(KernelFrame *kf);
 void timer_rearm();  // program this hart's timer for its next event
 // True if timer_init() found Sstc: the timer is armed through stimecmp.
 bool timer_has_sstc();
+// Whether a trap with cause scause was timer_init()'s probe of stimecmp faulting.
+bool timer_probe_fault(u64 scause);
 
 // The platform-level interrupt controller (plic.cc).
 void plicinit();

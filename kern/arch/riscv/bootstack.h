@@ -3,3 +3,10 @@
 
 #define BOOT_STACK_SIZE 16384  // bytes of stack per hart for kmain and the scheduler
 #define BOOT_NCPU 8            // must equal NCPU in abi/param.h (checked in kmain)
+
+#ifndef __ASSEMBLER__
+// What entry.S defines: the boot stacks, BOOT_STACK_SIZE bytes per hart, and the entry of
+// every hart but the boot hart.
+extern "C" char boot_stacks[];
+extern "C" char _secondary_entry[];
+#endif
