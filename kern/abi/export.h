@@ -12,6 +12,7 @@
 //   bytes [4096, 4096 + length): the data
 #pragma once
 
-#define EXPORT_MAJOR 3
+#include "majors.h"
+
 #define EXPORT_HEADER_SIZE 4096
 #define EXPORT_MAGIC "TERNEXP1"

@@ -17,6 +17,7 @@
 
 #include "dev/console.h"
 
+#include "abi/majors.h"
 #include "dev/uart.h"
 #include "fs/file.h"
 #include "lib/sleeplock.h"
@@ -52,7 +53,7 @@ void echo(int c) {
 
 }  // namespace
 
-// The console's device functions (devsw[CONSOLE]); console_read is also where
+// The console's device functions (devsw[CONSOLE_MAJOR]); console_read is also where
 // tools/boottime sets its breakpoint: the shell has printed its prompt and waits.
 int console_write(int, bool user_src, u64 src, u32, int n) {
   SleepGuard g(out_lock);
@@ -130,6 +131,6 @@ void console_intr(int c) {
 
 void console_init() {
   uart_init();
-  devsw[CONSOLE].read = console_read;
-  devsw[CONSOLE].write = console_write;
+  devsw[CONSOLE_MAJOR].read = console_read;
+  devsw[CONSOLE_MAJOR].write = console_write;
 }

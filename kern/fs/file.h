@@ -35,9 +35,6 @@ struct DevSw {
 };
 extern DevSw devsw[NDEV];
 
-inline constexpr int CONSOLE = 1;  // console major device number (xv6 ABI)
-inline constexpr int PROCFS = 2;   // files under /proc; the minor selects which
-
 void fileinit();
 File *filealloc();
 File *filedup(File *f);

@@ -1,8 +1,8 @@
 // /proc: files whose contents the kernel generates when they are read.
 //
-// A /proc file is a device inode of major PROCFS; its minor number says which file it is
-// (abi/procfs.h). init creates the inodes with mknod, so any file-system image gets them.
-// Reading one comes here through devsw[PROCFS].read with the open file's offset.
+// A /proc file is a device inode of major PROCFS_MAJOR; its minor number says which file it
+// is (abi/procfs.h). init creates the inodes with mknod, so any file-system image gets them.
+// Reading one comes here through devsw[PROCFS_MAJOR].read with the open file's offset.
 //
 // The contents are text rendered afresh on each read: the file's render function writes
 // the whole text into a scratch page, and the read copies out the part of it the caller
@@ -29,8 +29,6 @@
 #include "lib/printf.h"
 #include "mm/kalloc.h"
 #include "proc/proc.h"
-
-static_assert(PROCFS == PROCFS_MAJOR, "file.h and abi/procfs.h must agree on the major");
 
 namespace {
 
@@ -123,7 +121,7 @@ void procfs_register_reader(int minor, ProcReader read) {
 }
 
 void procfsinit() {
-  devsw[PROCFS].read = procfs_read;
-  devsw[PROCFS].write = procfs_write;
+  devsw[PROCFS_MAJOR].read = procfs_read;
+  devsw[PROCFS_MAJOR].write = procfs_write;
   procfs_register(PROC_MEMINFO, render_meminfo);
 }

@@ -1,7 +1,8 @@
-// /proc (kern/fs/procfs.cc): device files of major PROCFS whose contents the kernel
+// /proc (kern/fs/procfs.cc): device files of major PROCFS_MAJOR whose contents the kernel
 // generates when they are read.
 #pragma once
 
+#include "abi/majors.h"
 #include "lib/types.h"
 
 // Register the major in devsw, and /proc/meminfo.
@@ -35,7 +36,7 @@ int procfs_copy_window(const char *text, u32 len, bool user, u64 addr, u32 off, 
 // A generated /proc file: render writes the whole file's text, up to one page. procfs
 // renders it afresh on every read and serves the requested window.
 using ProcRender = void (*)(ProcText &out);
-// Make minor number `minor` of major PROCFS read as `render`'s text.
+// Make minor number `minor` of major PROCFS_MAJOR read as `render`'s text.
 void procfs_register(int minor, ProcRender render);
 
 // A /proc file too large to render into one page serves reads itself: `read` gets the
