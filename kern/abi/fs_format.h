@@ -36,7 +36,7 @@ inline constexpr uint32_t NDIRECT = 12;
 inline constexpr uint32_t NINDIRECT = BSIZE / sizeof(uint32_t);
 inline constexpr uint32_t MAXFILE = NDIRECT + NINDIRECT;  // in blocks
 
-// Inode types (also in stat.h for user programs).
+// Inode types (stat.h gives user programs the last three by the same names).
 inline constexpr int16_t T_FREE = 0;
 inline constexpr int16_t T_DIR = 1;
 inline constexpr int16_t T_FILE = 2;

@@ -1,14 +1,17 @@
 // struct stat as fstat(2) fills it: 24 bytes, the xv6 layout.
 #pragma once
 
-#define T_DIR 1     // Directory
-#define T_FILE 2    // File
-#define T_DEVICE 3  // Device
+#include "fs_format.h"
+
+// The types of file that `type` reports are the inode types of the disk format.
+using fsfmt::T_DIR;
+using fsfmt::T_FILE;
+using fsfmt::T_DEVICE;
 
 struct stat {
   int dev;               // File system's disk device
   unsigned int ino;      // Inode number
-  short type;            // Type of file
+  short type;            // Type of file: T_DIR, T_FILE or T_DEVICE
   short nlink;           // Number of links to file
   unsigned long size;    // Size of file in bytes
 };

@@ -20,6 +20,7 @@
 
 #include "fs/file.h"
 
+#include "abi/stat.h"
 #include "fs/fs.h"
 #include "fs/log.h"
 #include "fs/pipe.h"
@@ -28,8 +29,6 @@
 #include "lib/string.h"
 #include "mm/vm.h"
 #include "proc/proc.h"
-// Last: stat.h defines T_DIR etc. as macros, which would break fsfmt::T_DIR in fs.h.
-#include "abi/stat.h"
 
 DevSw devsw[NDEV];
 

@@ -29,6 +29,7 @@
 // reads and writes of the file's contents. Everything that writes (ialloc, iupdate,
 // itrunc, writei, and iput when it frees) must run inside a log transaction.
 
+#include "abi/stat.h"
 #include "fs/buf.h"
 #include "fs/fs.h"
 #include "fs/log.h"
@@ -36,8 +37,6 @@
 #include "lib/spinlock.h"
 #include "lib/string.h"
 #include "proc/proc.h"
-// Last: stat.h defines T_DIR etc. as macros, which would break fsfmt::T_DIR above.
-#include "abi/stat.h"
 
 namespace {
 
