@@ -13,7 +13,7 @@
 // the inode it contains (create, link, unlink), which is also the order a path walk
 // uses. That single order is what keeps these calls free of deadlocks.
 //
-// Return values are u64 because they travel back in a register; -1 is all ones.
+// Return values are u64 because they travel back in a register; -1 is all ones (ERR).
 
 #include "abi/fcntl.h"
 #include "arch/riscv/riscv.h"
@@ -29,8 +29,6 @@
 #include "syscall/syscall.h"
 
 namespace {
-
-constexpr u64 FAIL = static_cast<u64>(-1);
 
 u64 result(int r) { return static_cast<u64>(static_cast<i64>(r)); }
 
@@ -259,9 +257,9 @@ void free_args(char *(&argv)[MAXARG + 1]) {
 
 extern "C" u64 sys_dup() {
   File *f = arg_file(0);
-  if (f == nullptr) return FAIL;
+  if (f == nullptr) return ERR;
   int fd = fd_alloc(f);
-  if (fd < 0) return FAIL;
+  if (fd < 0) return ERR;
   filedup(f);
   return result(fd);
 }
@@ -270,7 +268,7 @@ extern "C" u64 sys_read() {
   File *f = arg_file(0);
   UserAddr buf = argaddr(1);
   int n = argint(2);
-  if (f == nullptr || n < 0) return FAIL;
+  if (f == nullptr || n < 0) return ERR;
   return result(fileread(f, buf, n));
 }
 
@@ -278,14 +276,14 @@ extern "C" u64 sys_write() {
   File *f = arg_file(0);
   UserAddr buf = argaddr(1);
   int n = argint(2);
-  if (f == nullptr || n < 0) return FAIL;
+  if (f == nullptr || n < 0) return ERR;
   return result(filewrite(f, buf, n));
 }
 
 extern "C" u64 sys_close() {
   int fd;
   File *f = arg_file(0, &fd);
-  if (f == nullptr) return FAIL;
+  if (f == nullptr) return ERR;
   myproc()->ofile[fd] = nullptr;
   fileclose(f);
   return 0;
@@ -294,13 +292,13 @@ extern "C" u64 sys_close() {
 extern "C" u64 sys_fstat() {
   File *f = arg_file(0);
   UserAddr st = argaddr(1);
-  if (f == nullptr) return FAIL;
+  if (f == nullptr) return ERR;
   return result(filestat(f, st));
 }
 
 extern "C" u64 sys_open() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   int omode = argint(1);
   begin_op();
   int fd = open_locked(path, omode);
@@ -310,7 +308,7 @@ extern "C" u64 sys_open() {
 
 extern "C" u64 sys_link() {
   char old_path[MAXPATH], new_path[MAXPATH];
-  if (!arg_path(0, old_path) || !arg_path(1, new_path)) return FAIL;
+  if (!arg_path(0, old_path) || !arg_path(1, new_path)) return ERR;
   begin_op();
   int r = link_locked(old_path, new_path);
   end_op();
@@ -319,7 +317,7 @@ extern "C" u64 sys_link() {
 
 extern "C" u64 sys_unlink() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   begin_op();
   int r = unlink_locked(path);
   end_op();
@@ -328,41 +326,41 @@ extern "C" u64 sys_unlink() {
 
 extern "C" u64 sys_mkdir() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   begin_op();
   Inode *ip = create(path, fsfmt::T_DIR, 0, 0);
   if (ip != nullptr) iunlockput(ip);
   end_op();
-  return ip != nullptr ? 0 : FAIL;
+  return ip != nullptr ? 0 : ERR;
 }
 
 extern "C" u64 sys_mknod() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   i16 major = static_cast<i16>(argint(1));
   i16 minor = static_cast<i16>(argint(2));
   begin_op();
   Inode *ip = create(path, fsfmt::T_DEVICE, major, minor);
   if (ip != nullptr) iunlockput(ip);
   end_op();
-  return ip != nullptr ? 0 : FAIL;
+  return ip != nullptr ? 0 : ERR;
 }
 
 extern "C" u64 sys_chdir() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   Proc *p = myproc();
   begin_op();
   Inode *ip = namei(path);
   if (ip == nullptr) {
     end_op();
-    return FAIL;
+    return ERR;
   }
   ilock(ip);
   if (ip->type != fsfmt::T_DIR) {
     iunlockput(ip);
     end_op();
-    return FAIL;
+    return ERR;
   }
   iunlock(ip);
   iput(p->cwd);
@@ -375,7 +373,7 @@ extern "C" u64 sys_pipe() {
   UserAddr fds = argaddr(0);
   Proc *p = myproc();
   File *rf, *wf;
-  if (pipealloc(&rf, &wf) < 0) return FAIL;
+  if (pipealloc(&rf, &wf) < 0) return ERR;
 
   int fd0 = fd_alloc(rf);
   int fd1 = fd0 < 0 ? -1 : fd_alloc(wf);
@@ -386,14 +384,14 @@ extern "C" u64 sys_pipe() {
     if (fd1 >= 0) p->ofile[fd1] = nullptr;
     fileclose(rf);
     fileclose(wf);
-    return FAIL;
+    return ERR;
   }
   return 0;
 }
 
 extern "C" u64 sys_exec() {
   char path[MAXPATH];
-  if (!arg_path(0, path)) return FAIL;
+  if (!arg_path(0, path)) return ERR;
   UserAddr uargv = argaddr(1);
 
   // Each argument string is copied into a page of its own; the array ends with a null.

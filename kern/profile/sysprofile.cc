@@ -40,7 +40,6 @@ void report_reset();
 namespace {
 
 constinit Sleeplock prof_lock("profile");
-constexpr u64 ERR = static_cast<u64>(-1);
 
 // Stop sampling p. False if it was not being sampled. Caller holds p->lock.
 bool stop_locked(Proc *p) {

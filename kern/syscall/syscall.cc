@@ -71,6 +71,6 @@ void syscall() {
     p->trapframe->a0 = table.handler[num]();
   } else {
     kprintf("pid %d (%s): unknown system call %lu\n", p->pid, p->name, num);
-    p->trapframe->a0 = static_cast<u64>(-1);
+    p->trapframe->a0 = ERR;
   }
 }

@@ -9,6 +9,9 @@
 
 void syscall();
 
+// What a failed system call returns: -1 (the xv6 ABI), as the u64 that travels back in a0.
+inline constexpr u64 ERR = static_cast<u64>(-1);
+
 int argint(int n);
 u64 argraw(int n);
 UserAddr argaddr(int n);

@@ -5,10 +5,6 @@
 #include "syscall/syscall.h"
 #include "trap/trap.h"
 
-namespace {
-constexpr u64 ERR = static_cast<u64>(-1);
-}
-
 extern "C" u64 sys_exit() { exit(argint(0)); }
 
 extern "C" u64 sys_getpid() { return myproc()->pid; }
