@@ -30,8 +30,6 @@
 #include "profile/profiler.h"
 #include "trap/trap.h"
 
-static_assert(BOOT_NCPU == NCPU);
-
 u64 phys_end = 0;         // end of RAM, from the device tree
 char bootargs[128] = {};  // the kernel command line, from the device tree
 

@@ -14,7 +14,7 @@ bool in_kernel_text(u64 pc) {
 
 bool kernel_stack_bounds(u64 addr, u64 *lo, u64 *hi) {
   u64 boot = reinterpret_cast<u64>(boot_stacks);
-  if (addr >= boot && addr < boot + u64(BOOT_STACK_SIZE) * BOOT_NCPU) {
+  if (addr >= boot && addr < boot + u64(BOOT_STACK_SIZE) * NCPU) {
     *lo = boot + (addr - boot) / BOOT_STACK_SIZE * BOOT_STACK_SIZE;
     *hi = *lo + BOOT_STACK_SIZE;
     return true;

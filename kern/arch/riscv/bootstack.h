@@ -1,8 +1,9 @@
 // Sizes shared by entry.S and C++ code. Plain macros, because the assembler includes it.
 #pragma once
 
+#include "abi/param.h"  // NCPU: one boot stack per hart
+
 #define BOOT_STACK_SIZE 16384  // bytes of stack per hart for kmain and the scheduler
-#define BOOT_NCPU 8            // must equal NCPU in abi/param.h (checked in kmain)
 
 #ifndef __ASSEMBLER__
 // What entry.S defines: the boot stacks, BOOT_STACK_SIZE bytes per hart, and the entry of

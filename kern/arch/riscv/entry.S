@@ -36,7 +36,7 @@ _secondary_entry:
 
 # Give hart a0 its boot stack and tp; harts beyond NCPU park here forever.
 setup_hart:
-        li      t0, BOOT_NCPU
+        li      t0, NCPU
         bgeu    a0, t0, park
         la      sp, boot_stacks
         li      t0, BOOT_STACK_SIZE
@@ -62,4 +62,4 @@ boot_claimed:
 .balign 16
 .global boot_stacks
 boot_stacks:
-        .space  BOOT_STACK_SIZE * BOOT_NCPU
+        .space  BOOT_STACK_SIZE * NCPU
