@@ -31,7 +31,6 @@
 #include "proc/proc.h"
 
 #include "arch/riscv/memlayout.h"
-#include "arch/riscv/trapframe_offsets.h"
 #include "fs/file.h"
 #include "fs/fs.h"
 #include "fs/log.h"
@@ -43,16 +42,8 @@
 #include "profile/profiler.h"
 #include "trap/trap.h"
 
-static_assert(mem::TRAPFRAME == TRAPFRAME_VA);
-static_assert(__builtin_offsetof(Trapframe, kernel_hartid) == TF_KERNEL_HARTID);
-static_assert(__builtin_offsetof(Trapframe, a0) == TF_A0);
-static_assert(__builtin_offsetof(Trapframe, a7) == TF_A7);
-static_assert(__builtin_offsetof(Trapframe, s2) == TF_S2);
-static_assert(__builtin_offsetof(Trapframe, t3) == TF_T3);
-
 constinit Cpu cpus[NCPU];
 constinit Proc procs[NPROC];
-
 
 namespace {
 

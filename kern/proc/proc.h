@@ -13,6 +13,7 @@
 #pragma once
 
 #include "arch/riscv/riscv.h"
+#include "arch/riscv/trapframe.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
 #include "abi/param.h"
@@ -44,50 +45,6 @@ struct Cpu {
 };
 
 extern Cpu cpus[NCPU];
-
-// The user registers saved by the trampoline (trampoline.S) on a trap from user mode, and
-// the kernel values it needs to enter the kernel. Offsets are fixed by the assembly.
-struct Trapframe {
-  /*   0 */ u64 kernel_satp;    // kernel page table
-  /*   8 */ u64 kernel_sp;      // top of process's kernel stack
-  /*  16 */ u64 kernel_trap;    // usertrap()
-  /*  24 */ u64 epc;            // saved user program counter
-  /*  32 */ u64 kernel_hartid;  // saved kernel tp
-  /*  40 */ u64 ra;
-  /*  48 */ u64 sp;
-  /*  56 */ u64 gp;
-  /*  64 */ u64 tp;
-  /*  72 */ u64 t0;
-  /*  80 */ u64 t1;
-  /*  88 */ u64 t2;
-  /*  96 */ u64 s0;
-  /* 104 */ u64 s1;
-  /* 112 */ u64 a0;
-  /* 120 */ u64 a1;
-  /* 128 */ u64 a2;
-  /* 136 */ u64 a3;
-  /* 144 */ u64 a4;
-  /* 152 */ u64 a5;
-  /* 160 */ u64 a6;
-  /* 168 */ u64 a7;
-  /* 176 */ u64 s2;
-  /* 184 */ u64 s3;
-  /* 192 */ u64 s4;
-  /* 200 */ u64 s5;
-  /* 208 */ u64 s6;
-  /* 216 */ u64 s7;
-  /* 224 */ u64 s8;
-  /* 232 */ u64 s9;
-  /* 240 */ u64 s10;
-  /* 248 */ u64 s11;
-  /* 256 */ u64 t3;
-  /* 264 */ u64 t4;
-  /* 272 */ u64 t5;
-  /* 280 */ u64 t6;
-};
-static_assert(__builtin_offsetof(Trapframe, epc) == 24);
-static_assert(__builtin_offsetof(Trapframe, s0) == 96);
-static_assert(__builtin_offsetof(Trapframe, t6) == 280);
 
 enum class ProcState { Unused, Used, Sleeping, Runnable, Running, Zombie };
 
