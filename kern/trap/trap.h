@@ -2,23 +2,9 @@
 // (kern/trap/timer.cc) and the interrupt controller (kern/trap/plic.cc).
 #pragma once
 
+#include "arch/riscv/kernelframe.h"
 #include "lib/spinlock.h"
 #include "lib/types.h"
-
-// Registers saved by kernelvec.S on a trap taken in supervisor mode.
-struct KernelFrame {
-  u64 ra, sp, gp, tp_unused;
-  u64 t0, t1, t2;
-  u64 s0;  // the interrupted frame pointer
-  u64 a0, a1, a2, a3, a4, a5, a6, a7;
-  u64 t3, t4, t5, t6;
-  u64 pad[12];
-  u64 record_fp;  // frame record for walks through the trap: previous fp ...
-  u64 record_ra;  // ... and "return address" = the interrupted pc
-};
-static_assert(sizeof(KernelFrame) == 272, "must match KF_SIZE in kernelvec.S");
-static_assert(__builtin_offsetof(KernelFrame, s0) == 56);
-static_assert(__builtin_offsetof(KernelFrame, t6) == 152);
 
 void trapinit();
 void trapinithart();
