@@ -154,14 +154,13 @@ int exec(const char *path, char **argv) {
   u64 oldsz = p->sz;
   Inode *oldexe = p->exe;
   {
-    SpinGuard g(p->lock);  // interrupts off, and exe/name/prof_image as the profiler reads them
+    SpinGuard g(p->lock);  // interrupts off, and exe/name/prof.image as the profiler reads them
     safestrcpy(p->name, last, sizeof(p->name));
     p->pagetable = pt;
     p->sz = sz;
     p->exe = exe;
     p->text_end = text_end;
-    p->prof_image = prof::NO_IMAGE;
-    p->prof_forget_walk();
+    p->prof.reset();
     // Start with every user register zero, so s0 = ra = 0 ends frame-pointer walks cleanly.
     Trapframe *tf = p->trapframe;
     memset(&tf->ra, 0, sizeof(Trapframe) - __builtin_offsetof(Trapframe, ra));

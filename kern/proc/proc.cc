@@ -114,8 +114,7 @@ void freeproc(Proc *p) {
   p->xstate = 0;
   p->exe = nullptr;  // released by exit(), or never taken (a failed fork)
   p->text_end = 0;
-  p->prof_image = prof::NO_IMAGE;
-  p->prof_forget_walk();
+  p->prof.reset();
   p->state = ProcState::Unused;
 }
 

@@ -7,7 +7,7 @@
 // sched() (through yield, sleep or exit).
 //
 // Locking: a Proc's `lock` protects state, chan, killed, xstate, pid and the profiler's
-// `profiled` flag. `parent` is protected by the global wait lock (see proc.cc). The
+// `prof.profiled` flag. `parent` is protected by the global wait lock (see proc.cc). The
 // remaining fields are private to the process itself (or to whoever holds it in UNUSED/USED
 // state during setup).
 #pragma once
@@ -15,6 +15,7 @@
 #include "arch/riscv/riscv.h"
 #include "arch/riscv/trapframe.h"
 #include "lib/spinlock.h"
+#include "profile/profstate.h"
 #include "lib/types.h"
 #include "abi/param.h"
 
@@ -73,21 +74,8 @@ struct Proc {
   Inode *exe = nullptr;            // The executable it runs (for the profiler; written under lock)
   u64 text_end = 0;                // End of its executable segments (for frame walks)
 
-  // The profiler (kern/profile). `profiled` is written only with p->lock held, together
-  // with prof::nprofiled (kern/profile/sysprofile.cc says when), and read without a lock by
-  // the timer trap on the hart running the process.
-  volatile int profiled = 0;       // 1 while sampled
-  int prof_image = -1;             // index of exe in the profiler's image table, or -1
-  // The sampler's translation cache: the user page its last walk read, and the address of
-  // the page-table entry that maps it (the entry is read afresh each time, so unmapping
-  // needs no notice). Page-table pages live as long as the page table, so only replacing
-  // the page table (exec, freeproc) resets it, with prof_forget_walk().
-  u64 prof_walk_page = ~0ull;
-  pte_t *prof_walk_pte = nullptr;
-  void prof_forget_walk() {
-    prof_walk_page = ~0ull;
-    prof_walk_pte = nullptr;
-  }
+  // The profiler's state (kern/profile/profstate.h says which lock guards each part).
+  ProfState prof;
 };
 
 extern Proc procs[NPROC];

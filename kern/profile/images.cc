@@ -105,13 +105,13 @@ void fill(int slot, Inode *ip) {
 
 void attach_image(Proc *p) {
   // p may be another process, in the middle of exec or exit: its exe is read, and its
-  // prof_image written, under its lock, the lock exec and exit change exe under.
+  // prof.image written, under its lock, the lock exec and exit change exe under.
   Inode *exe = nullptr;  // our own reference while we read the file, dropped at the end
   char name[sizeof(Image::name)];
   {
     SpinGuard g(p->lock);
     if (p->exe == nullptr) {
-      p->prof_image = NO_IMAGE;
+      p->prof.image = NO_IMAGE;
       return;
     }
     exe = idup(p->exe);
@@ -126,7 +126,7 @@ void attach_image(Proc *p) {
     // the copy is made, so that samples taken while it is read already carry the slot; they
     // are named only when /proc/profile is read, under prof::lock(), which we hold.
     SpinGuard g(p->lock);
-    if (p->exe == exe) p->prof_image = slot;
+    if (p->exe == exe) p->prof.image = slot;
   }
   if (fresh && slot != NO_IMAGE) fill(slot, exe);
   iunlock(exe);

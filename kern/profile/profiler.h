@@ -19,6 +19,7 @@
 
 #include "abi/profile.h"
 #include "lib/types.h"
+#include "profile/profstate.h"
 
 struct Proc;
 struct Inode;
@@ -32,7 +33,6 @@ namespace prof {
 #endif
 inline constexpr u32 CAPACITY = PROFILE_CAPACITY;
 inline constexpr int MAX_FRAMES = 32;  // per sample: kernel frames first, then user frames
-inline constexpr int NO_IMAGE = -1;
 // The longest function name symbolize() gives, with its NUL: every kernel name (the longest,
 // a demangled C++ name, is 151 characters) fits whole; a longer user name is cut to
 // NAME_MAX - 1 bytes, the last three of them "...". /proc/profile escapes each byte that is
@@ -84,7 +84,8 @@ void clear_samples();
 
 // Who is profiled. `all` mode samples every process.
 extern volatile bool all_mode;
-// processes with Proc::profiled set; both change under that process's lock (sysprofile.cc)
+// The number of processes with prof.profiled set; it changes with a flag, under that
+// process's lock (sysprofile.cc).
 extern volatile int nprofiled;
 
 // --- images.cc: what is kept of each sampled program, for symbolization ---
@@ -98,7 +99,7 @@ struct ImageSymbols {
   u32 necalls = 0;
 };
 // Register p's current executable (a copy of what symbolization needs of its exe inode)
-// and set p->prof_image. Process context, with prof::lock() held.
+// and set p->prof.image. Process context, with prof::lock() held.
 void attach_image(Proc *p);
 const ImageSymbols *image_symbols(int image);  // nullptr if none
 const char *image_name(int image);

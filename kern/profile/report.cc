@@ -225,7 +225,7 @@ void render_profstat(ProcText &out) {
   } else {
     int shown = 0;
     for (Proc &p : procs) {
-      if (p.profiled) {
+      if (p.prof.profiled) {
         out.ch(' ').num(static_cast<u64>(p.pid));
         shown++;
       }
@@ -236,7 +236,7 @@ void render_profstat(ProcText &out) {
   // The sampler's count of profiled processes, and the flags it counts, by scanning the
   // table (sysprofile.cc keeps them equal; a test compares them).
   int flagged = 0;
-  for (Proc &p : procs) flagged += p.profiled ? 1 : 0;
+  for (Proc &p : procs) flagged += p.prof.profiled ? 1 : 0;
   out.str("profiled: ").num(static_cast<u64>(nprofiled)).ch('\n');
   out.str("flagged: ").num(static_cast<u64>(flagged)).ch('\n');
   out.str("rate: ").num(rate()).ch('\n');

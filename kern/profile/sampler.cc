@@ -54,7 +54,7 @@ constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 
 // page is mapped valid, readable and user-accessible. The translation is done here, inline,
 // and remembered twice over: within a walk, the last page (a walk usually stays on one stack
 // page, and then a read is a compare and two loads); across samples, in the process, the
-// address of the page-table entry of that page (Proc::prof_walk_pte), so that the next
+// address of the page-table entry of that page (ProfState::walk_pte), so that the next
 // sample's first read costs one load of that entry instead of a three-level walk.
 class UserReader {
  public:
@@ -76,12 +76,12 @@ class UserReader {
   // Remember the page holding va if the user may read it.
   [[gnu::always_inline]] bool translate(u64 va) {
     u64 page = riscv::pg_round_down(va);
-    pte_t *leaf = m_proc->prof_walk_pte;
-    if (page != m_proc->prof_walk_page) {
+    pte_t *leaf = m_proc->prof.walk_pte;
+    if (page != m_proc->prof.walk_page) {
       leaf = find_leaf(m_proc->pagetable, va);
       if (leaf == nullptr) return false;
-      m_proc->prof_walk_page = page;
-      m_proc->prof_walk_pte = leaf;
+      m_proc->prof.walk_page = page;
+      m_proc->prof.walk_pte = leaf;
     }
     pte_t pte = *leaf;
     constexpr u64 need = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
@@ -181,7 +181,7 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
 
   Sample &s = samples[index];
   s.pid = static_cast<u32>(p->pid);
-  s.image = p->prof_image;
+  s.image = p->prof.image;
   s.time = now;  // converted to microseconds when rendered
   s.hart = static_cast<u16>(hart);
   if (kf != nullptr) {
@@ -207,7 +207,7 @@ void tick(KernelFrame *kf, u64 now) {
   if (now < c->next_sample) return;
   c->next_sample += period;
   Proc *p = c->proc;
-  bool sampled = p != nullptr && (all_mode || p->profiled);
+  bool sampled = p != nullptr && (all_mode || p->prof.profiled);
   if (c->next_sample <= now) {
     // The timer fired late (interrupts were off, or the host was busy): the periods in
     // between are skipped rather than sampled in a burst, and counted when they cost a

@@ -1,12 +1,12 @@
 // The profile(2) system call, and the profiler's hooks into process life.
 //
-// Sampling is switched on per process (Proc::profiled) or for every process (all_mode).
+// Sampling is switched on per process (ProfState::profiled) or for every process (all_mode).
 // The sampler stays on while all_mode is set or prof::nprofiled, the number of processes
 // whose flag is set, is above zero; so the count must never drift from the flags.
 //
 // Who guards what:
 //
-//   - Proc::profiled, with nprofiled, changes only while holding that process's p->lock, and
+//   - ProfState::profiled, with nprofiled, changes only while holding that process's p->lock, and
 //     only together: the flag goes 0 -> 1 with one increment, 1 -> 0 with one decrement.
 //   - It is set only by PROF_ON, on a process found live (not Unused, not Zombie, not killed)
 //     under the same hold of p->lock. exit() clears it (on_exit) in the critical section in
@@ -44,8 +44,8 @@ constinit Sleeplock prof_lock("profile");
 // Stop sampling p. False if it was not being sampled. Caller holds p->lock.
 bool stop_locked(Proc *p) {
   if (!p->lock.holding()) panic("prof stop_locked: p->lock not held");
-  if (!p->profiled) return false;
-  p->profiled = 0;
+  if (!p->prof.profiled) return false;
+  p->prof.profiled = 0;
   __atomic_fetch_sub(&nprofiled, 1, __ATOMIC_SEQ_CST);
   return true;
 }
@@ -69,8 +69,8 @@ Proc *find_live(int pid) {
 
 // Start sampling p (nothing changes if it already is). Caller holds p->lock.
 void start_locked(Proc *p) {
-  if (p->profiled) return;
-  p->profiled = 1;
+  if (p->prof.profiled) return;
+  p->prof.profiled = 1;
   __atomic_fetch_add(&nprofiled, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -82,7 +82,8 @@ void attach_live_images(bool everyone, bool only_missing) {
     {
       SpinGuard g(p.lock);
       want = p.state != ProcState::Unused && p.state != ProcState::Zombie &&
-             (everyone || all_mode || p.profiled) && (!only_missing || p.prof_image == NO_IMAGE);
+             (everyone || all_mode || p.prof.profiled) &&
+             (!only_missing || p.prof.image == NO_IMAGE);
     }
     if (want) attach_image(&p);
   }
@@ -127,16 +128,16 @@ void lock() { prof_lock.acquire(); }
 void unlock() { prof_lock.release(); }
 
 void on_exec(Proc *p) {
-  // exec has set p->prof_image to NO_IMAGE (under p->lock). Holding prof_lock, no
+  // exec has set p->prof.image to NO_IMAGE (under p->lock). Holding prof_lock, no
   // profile(2) call is half done: one that came before has set the flags read here, and
   // one that comes after registers the new program itself.
   SleepGuard g(prof_lock);
-  if (all_mode || p->profiled) attach_image(p);
+  if (all_mode || p->prof.profiled) attach_image(p);
 }
 
 void on_fork(Proc *parent, Proc *child) {
   // The child's flag is clear (see the top of this file); it runs the parent's program.
-  child->prof_image = parent->prof_image;
+  child->prof.image = parent->prof.image;
 }
 
 void on_exit(Proc *p) { stop_locked(p); }

@@ -183,7 +183,7 @@ class TernProc(gdb.Command):
         state = STATES[int(proc["state"])] if int(proc["state"]) < len(STATES) else "?"
         print("hart %d: pid %d (%s) %s, %d bytes, profiled=%d" % (
             hart, int(proc["pid"]), proc["name"].string(), state, int(proc["sz"]),
-            int(proc["profiled"])))
+            int(proc["prof"]["profiled"])))
 
 
 class TernBacktrace(gdb.Command):
