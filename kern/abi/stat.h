@@ -16,6 +16,4 @@ struct stat {
   unsigned long size;    // Size of file in bytes
 };
 
-#ifdef __cplusplus
 static_assert(sizeof(struct stat) == 24, "struct stat is part of the xv6 ABI");
-#endif
