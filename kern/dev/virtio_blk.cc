@@ -149,14 +149,14 @@ void negotiate(Disk &disk) {
   // We need none of the optional block features (read-only disks, flush, multiple queues,
   // and so on), so the only bit we accept is VERSION_1, which a modern device requires.
   write_reg(disk, Reg::DeviceFeaturesSel, 1);
-  constexpr u32 version1 = 1u << (F_VERSION_1 - 32);
-  if ((read_reg(disk, Reg::DeviceFeatures) & version1) == 0) {
+  constexpr u32 VERSION_1_HIGH = 1u << (F_VERSION_1 - 32);
+  if ((read_reg(disk, Reg::DeviceFeatures) & VERSION_1_HIGH) == 0) {
     panic("virtio_disk_init: device does not offer VIRTIO_F_VERSION_1");
   }
   write_reg(disk, Reg::DriverFeaturesSel, 0);
   write_reg(disk, Reg::DriverFeatures, 0);
   write_reg(disk, Reg::DriverFeaturesSel, 1);
-  write_reg(disk, Reg::DriverFeatures, version1);
+  write_reg(disk, Reg::DriverFeatures, VERSION_1_HIGH);
   status |= STATUS_FEATURES_OK;
   write_reg(disk, Reg::Status, status);
   // The device clears FEATURES_OK again if it cannot work with what we accepted.

@@ -265,12 +265,12 @@ int readi(Inode *ip, bool user_dst, u64 dst, u32 off, u32 n) {
 }
 
 int writei(Inode *ip, bool user_src, u64 src, u32 off, u32 n) {
-  constexpr u32 max_size = fsfmt::MAXFILE * BSIZE;
+  constexpr u32 MAX_SIZE = fsfmt::MAXFILE * BSIZE;
   // Writing may extend the file, but not leave a gap after its end.
   if (off > ip->size || off + n < off) return -1;
   if (n == 0) return 0;
-  if (off >= max_size) return -1;
-  n = min(n, max_size - off);  // a write that would cross the size limit stops at it
+  if (off >= MAX_SIZE) return -1;
+  n = min(n, MAX_SIZE - off);  // a write that would cross the size limit stops at it
 
   u32 done = 0;
   while (done < n) {

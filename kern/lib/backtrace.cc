@@ -20,10 +20,10 @@ bool kernel_stack_bounds(u64 addr, u64 *lo, u64 *hi) {
     return true;
   }
   // Process kernel stacks sit below the trampoline, each KSTACK_PAGES pages over a guard page.
-  constexpr u64 slot = (mem::KSTACK_PAGES + 1) * riscv::PGSIZE;
+  constexpr u64 SLOT_BYTES = (mem::KSTACK_PAGES + 1) * riscv::PGSIZE;
   u64 lowest = mem::kstack(NPROC - 1);
   if (addr >= lowest && addr < mem::TRAMPOLINE) {
-    u64 index = (mem::TRAMPOLINE - 1 - addr) / slot;  // slot counted from the top
+    u64 index = (mem::TRAMPOLINE - 1 - addr) / SLOT_BYTES;  // slot counted from the top
     u64 base = mem::kstack(static_cast<int>(index));
     if (addr >= base + mem::KSTACK_PAGES * riscv::PGSIZE) return false;  // unmapped gap
     *lo = base;

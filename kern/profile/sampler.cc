@@ -84,8 +84,8 @@ class UserReader {
       m_proc->prof.walk_pte = leaf;
     }
     pte_t pte = *leaf;
-    constexpr u64 need = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
-    if ((pte & need) != need) return false;
+    constexpr u64 NEED = riscv::PTE_V | riscv::PTE_U | riscv::PTE_R;
+    if ((pte & NEED) != NEED) return false;
     m_page = page;
     m_delta = riscv::pte_to_pa(pte) - page;
     return true;
