@@ -1,7 +1,7 @@
 // Limits shared by the kernel, user programs and mkfs.
 //
-// The first group is part of the xv6 ABI (see ABI.md in the course notes): user programs
-// can observe them, so they keep xv6's values. The second group sizes kernel tables.
+// The first group is part of the xv6 ABI: user programs can observe them, so they keep
+// xv6's values. The second group sizes kernel tables.
 #pragma once
 
 // Seen by user programs.

@@ -3,9 +3,10 @@
 // OpenSBI starts one hart, chosen by lottery, at _entry (kern/arch/riscv/entry.S), which
 // gives it a stack and calls kmain(hartid, dtb). kmain refuses a machine with less than
 // mem::MIN_MEMORY_MIB of RAM, initialises everything shared (deciding, in timer_init(), how
-// every hart arms its timer), starts every other hart through SBI HSM at _secondary_entry
-// -> kmain_secondary(), creates the first process, and joins the scheduler. Each secondary hart only sets up its own
-// state (paging, trap vector, timer, PLIC context) and joins the scheduler too.
+// every hart arms its timer), creates the first process, starts every other hart through
+// SBI HSM at _secondary_entry -> kmain_secondary(), and joins the scheduler. Each secondary
+// hart only sets up its own state (paging, trap vector, timer, PLIC context) and joins the
+// scheduler too.
 
 #include "boot/main.h"
 

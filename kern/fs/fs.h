@@ -34,8 +34,8 @@ void iput(Inode *ip);
 void iunlockput(Inode *ip);
 void iupdate(Inode *ip);
 void itrunc(Inode *ip);
-// Read/write n bytes at offset off; user_addr says whether dst/src is a user address of the
-// current process. Return bytes moved, or -1.
+// Read/write n bytes at offset off; user_dst/user_src says whether dst/src is a user address
+// of the current process. Return bytes moved, or -1.
 int readi(Inode *ip, bool user_dst, u64 dst, u32 off, u32 n);
 int writei(Inode *ip, bool user_src, u64 src, u32 off, u32 n);
 void stati(Inode *ip, struct stat *st);

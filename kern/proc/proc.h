@@ -2,13 +2,13 @@
 //
 // Each process has a user address space (its own page table), a kernel stack, a trapframe
 // page that the trampoline saves user registers into, and a saved kernel Context that the
-// scheduler switches to. Each hart runs its own scheduler loop (kern/proc/sched.cc), which
-// picks a RUNNABLE process, switches to it, and gets control back when the process calls
-// sched() (through yield, sleep or exit).
+// scheduler switches to. Each hart runs its own scheduler loop (scheduler() in proc.cc),
+// which picks a Runnable process, switches to it, and gets control back when the process
+// calls sched() (through yield, sleep or exit).
 //
 // Locking: a Proc's `lock` protects state, chan, killed, xstate, pid and the profiler's
 // `prof.profiled` flag. `parent` is protected by the global wait lock (see proc.cc). The
-// remaining fields are private to the process itself (or to whoever holds it in UNUSED/USED
+// remaining fields are private to the process itself (or to whoever holds it in Unused/Used
 // state during setup).
 #pragma once
 

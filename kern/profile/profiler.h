@@ -3,9 +3,9 @@
 // How it fits together:
 //
 //   timer trap (kern/trap/timer.cc)
-//     -> prof_tick(): is the process on this hart being profiled? if so
-//     -> sampler.cc: record pid, hart, time, mode, pc and the kernel and user frame-pointer
-//        chains into the next free slot of a static sample array. No allocation, no
+//     -> tick() (sampler.cc): is the process on this hart being profiled? if so
+//     -> record() (sampler.cc): pid, hart, time, mode, pc and the kernel and user
+//        frame-pointer chains into the next free slot of a static sample array. No allocation, no
 //        symbol lookup, no sleeping, no lock another hart can hold for long.
 //   profile(2) (sysprofile.cc): switch sampling on and off per process or for all, set the
 //        rate, clear. The symbols of profiled processes' executables are copied and kept

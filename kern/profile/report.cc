@@ -10,9 +10,10 @@
 //
 // (The real output has no line break inside an object.) "pid"/"tid"/"timestamp" (µs since
 // boot)/"samples" with "address"/"symbol" are the classic schema; "comm" (the program's
-// name), "hart", "mode" and "kernel" are extras. The first address of a sample is the interrupted pc and is looked up
-// as is; every other one is a return address and is looked up at address - 1, so a call
-// that is the last instruction of a function is charged to that function, not the next.
+// name), "hart", "mode" and "kernel" are extras. The first address of a sample is the
+// interrupted pc and is looked up as is; every other one is a return address and is looked
+// up at address - 1, so a call that is the last instruction of a function is charged to
+// that function, not the next.
 //
 // One opening, one document: the samples a document holds are fixed at the first read of
 // an opening, as the number committed then (kept in the open file's dev_state, with the

@@ -11,7 +11,7 @@
 //   sp ->  +------------------+
 //
 // A walk starts from the interrupted pc and fp and follows caller's-fp links, collecting
-// return addresses. Two complications (PLATFORM.md has the measurements):
+// return addresses. Three complications:
 //
 //  * GCC's leaf functions save only the caller's fp, and put it at fp-8, where a return
 //    address would be; their return address is still in the ra register. So in the first

@@ -1,5 +1,5 @@
 // The supervisor timer: one per hart, driving time-slicing, the tick count that sleep() and
-// uptime() use, and (later) profiling samples.
+// uptime() use, and the profiler's samples.
 //
 // Each hart has a compare register: when the `time` CSR (10 MHz on QEMU virt) reaches it,
 // the hart takes a supervisor timer interrupt. With the Sstc extension the kernel writes the

@@ -6,7 +6,6 @@
 #include "lib/spinlock.h"
 #include "lib/types.h"
 
-void trapinit();
 void trapinithart();
 extern "C" void usertrap();  // uservec jumps here, through the trapframe's kernel_trap
 extern "C" void kerneltrap(KernelFrame *kf);  // kernelvec calls it

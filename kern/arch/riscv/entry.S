@@ -3,7 +3,8 @@
 # OpenSBI enters the boot hart at _entry and each other hart (started later through SBI HSM
 # by kmain) at _secondary_entry, in S-mode with paging off, a0 = hart id and, for the boot
 # hart, a1 = the device-tree address. All we need before C++ can run is a stack: each hart
-# takes its own slice of boot_stacks. tp holds the hart id from here on (kern/proc/cpu.cc).
+# takes its own slice of boot_stacks. tp holds the hart id from here on (cpuid() in
+# kern/proc/proc.h).
 # sstatus.FS arrives Dirty: the kernel does not use floating point, so turn the FPU off.
 
 #include "arch/riscv/bootstack.h"
