@@ -127,6 +127,8 @@ bool stub_at(int image, u64 pc);
 
 // --- report.cc ---
 void report_init();  // registers /proc/profile and /proc/profstat
+// Forget what /proc/profile keeps between reads (after clear); with prof::lock() held.
+void report_reset();
 
 // --- sysprofile.cc ---
 // A serialising lock for the reader, clear and the syscall's slow paths.

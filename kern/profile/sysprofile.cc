@@ -35,8 +35,6 @@
 
 namespace prof {
 
-void report_reset();
-
 namespace {
 
 constinit Sleeplock prof_lock("profile");
