@@ -29,6 +29,8 @@
 #include "mm/vm.h"
 #include "proc/proc.h"
 #include "profile/profiler.h"
+#include "trap/plic.h"
+#include "trap/timer.h"
 #include "trap/trap.h"
 
 u64 phys_end = 0;         // end of RAM, from the device tree

@@ -40,6 +40,7 @@
 #include "mm/kalloc.h"
 #include "mm/vm.h"
 #include "profile/profiler.h"
+#include "trap/timer.h"
 #include "trap/trap.h"
 
 constinit Cpu cpus[NCPU];

@@ -48,7 +48,7 @@
 #include "proc/proc.h"
 #include "profile/json.h"
 #include "profile/profiler.h"
-#include "trap/trap.h"
+#include "trap/timer.h"
 
 namespace prof {
 

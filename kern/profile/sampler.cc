@@ -21,12 +21,13 @@
 #include "profile/profiler.h"
 
 #include "abi/param.h"
+#include "arch/riscv/kernelframe.h"
 #include "arch/riscv/memlayout.h"
 #include "lib/backtrace.h"
 #include "mm/vm.h"
 #include "proc/proc.h"
 #include "profile/walk.h"
-#include "trap/trap.h"
+#include "trap/timer.h"
 
 namespace prof {
 

@@ -3,7 +3,7 @@
 #include "arch/riscv/sbi.h"
 #include "proc/proc.h"
 #include "syscall/syscall.h"
-#include "trap/trap.h"
+#include "trap/timer.h"
 
 extern "C" u64 sys_exit() { exit(argint(0)); }
 

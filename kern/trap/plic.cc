@@ -6,9 +6,10 @@
 // interrupt (scause 9); the handler claims the source number, services the device and
 // completes it. On virt, hart h's S-mode context is number 2h+1 (2h is its M-mode one).
 
+#include "trap/plic.h"
+
 #include "arch/riscv/memlayout.h"
 #include "proc/proc.h"
-#include "trap/trap.h"
 
 namespace {
 

@@ -20,12 +20,13 @@
 //   - the next profiling sample (Cpu::next_sample), while anything is being profiled
 //     (kern/profile/sampler.cc). Its rate is independent of the tick's.
 
+#include "trap/timer.h"
+
 #include "arch/riscv/riscv.h"
 #include "arch/riscv/sbi.h"
 #include "lib/printf.h"
 #include "proc/proc.h"
 #include "profile/profiler.h"
-#include "trap/trap.h"
 
 volatile u64 ticks = 0;
 constinit Spinlock tickslock("time");

@@ -26,6 +26,8 @@
 #include "mm/vm.h"
 #include "proc/proc.h"
 #include "syscall/syscall.h"
+#include "trap/plic.h"
+#include "trap/timer.h"
 
 using riscv::Cause;
 
