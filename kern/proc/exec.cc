@@ -11,6 +11,7 @@
 
 #include "abi/param.h"
 #include "arch/riscv/memlayout.h"
+#include "arch/riscv/trapframe.h"
 #include "fs/fs.h"
 #include "fs/log.h"
 #include "lib/string.h"

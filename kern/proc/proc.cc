@@ -31,6 +31,7 @@
 #include "proc/proc.h"
 
 #include "arch/riscv/memlayout.h"
+#include "arch/riscv/trapframe.h"
 #include "fs/file.h"
 #include "fs/fs.h"
 #include "fs/log.h"

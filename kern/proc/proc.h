@@ -13,7 +13,6 @@
 #pragma once
 
 #include "arch/riscv/riscv.h"
-#include "arch/riscv/trapframe.h"
 #include "lib/spinlock.h"
 #include "profile/profstate.h"
 #include "lib/types.h"
@@ -21,6 +20,7 @@
 
 struct File;
 struct Inode;
+struct Trapframe;  // arch/riscv/trapframe.h
 
 // Callee-saved registers for kernel context switches (switch.S).
 struct Context {

@@ -23,6 +23,7 @@
 #include "abi/param.h"
 #include "arch/riscv/kernelframe.h"
 #include "arch/riscv/memlayout.h"
+#include "arch/riscv/trapframe.h"
 #include "lib/backtrace.h"
 #include "mm/vm.h"
 #include "proc/proc.h"

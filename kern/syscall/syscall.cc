@@ -8,6 +8,7 @@
 
 #include "syscall/syscall.h"
 
+#include "arch/riscv/trapframe.h"
 #include "lib/printf.h"
 #include "lib/string.h"
 #include "mm/vm.h"

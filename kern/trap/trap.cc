@@ -19,6 +19,7 @@
 
 #include "arch/riscv/memlayout.h"
 #include "arch/riscv/riscv.h"
+#include "arch/riscv/trapframe.h"
 #include "dev/uart.h"
 #include "dev/virtio_blk.h"
 #include "lib/linker.h"
