@@ -35,8 +35,8 @@ from pathlib import Path
 
 from figures import Figure, Target
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grading"))
-from machine import Machine, MachineError  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from tern.machine import Machine, MachineError
 
 ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
 SBI_CLOCK_ARGS = ("-cpu", "rv64,sstc=off")  # no Sstc: the kernel re-arms through the SBI

@@ -21,8 +21,6 @@ two from one day to the next. Compare them only within one run of the bench, sid
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import re
 import shutil
 import subprocess
@@ -36,11 +34,10 @@ from figures import Figure, Target
 from icount import REFUSED, Unavailable, parse
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "grading"))
-from machine import PANIC, TRAP, Machine, MachineError, qemu_command  # noqa: E402
-
 sys.path.insert(0, str(REPO / "tools"))
-from prof import export, model  # noqa: E402
+from tern import profget  # noqa: E402 (the benchmark copies the profile out with its code)
+from tern.machine import PANIC, TRAP, Machine, MachineError, qemu_command  # noqa: E402
+from tern.prof import export, model  # noqa: E402
 
 BIG_CAPACITY = 131072
 BIG_BUILD = "build/bench-big"
@@ -208,17 +205,6 @@ def export_figures(sizes: WallSizes) -> dict[str, Figure]:
     return {f.key: f for f in figs}
 
 
-def load_profget():
-    """tools/profget as a module: the benchmark copies the profile out with its code."""
-    path = REPO / "tools" / "profget"
-    loader = importlib.machinery.SourceFileLoader("profget", str(path))
-    spec = importlib.util.spec_from_loader("profget", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
-
-
 def recorded_samples(m: Machine) -> int:
     found = re.search(r"(?m)^recorded: (\d+)$", m.run("profile status", timeout=30))
     if found is None:
@@ -227,7 +213,6 @@ def recorded_samples(m: Machine) -> int:
 
 
 def run_export(sizes: WallSizes, figs: dict[str, Figure]) -> None:
-    profget = load_profget()
     tmp = Path(tempfile.mkdtemp(prefix="tern-bench-"))
     try:
         image = tmp / "export.img"

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from machine import REPO
+from tern.machine import REPO
 
 BUILD = REPO / "build"
 KERNEL_BASE = 0x8000_0000  # user addresses are below this; the kernel's are above it

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine, MachineError, qemu_command, timeout_scale
+from tern.machine import REPO, Machine, MachineError, qemu_command, timeout_scale
 
 
 def check_boot_log(m: Machine, cpus: int) -> None:

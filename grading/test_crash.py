@@ -59,7 +59,6 @@ import re
 import shutil
 import socket
 import struct
-import sys
 import tempfile
 import threading
 import time
@@ -69,12 +68,11 @@ from typing import Callable, Protocol, Sequence
 
 import pytest
 
-import machine
-from machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, log_path_for
+from tern import machine
+from tern.machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, log_path_for
 
-sys.path.insert(0, str(REPO / "tests" / "host"))
-import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
-from fsimage import BSIZE, T_DIR, T_FILE, Image  # noqa: E402
+from tern import fsimage
+from tern.fsimage import BSIZE, T_DIR, T_FILE, Image
 
 pytestmark = pytest.mark.points(1, lab="fs")
 

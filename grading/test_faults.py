@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from machine import Machine
+from tern.machine import Machine
 
 pytestmark = pytest.mark.points(2, lab="faults")
 

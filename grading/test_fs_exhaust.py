@@ -17,16 +17,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine
+from tern.machine import REPO, Machine
 from profile_props import seed_from_env
 
-sys.path.insert(0, str(REPO / "tests" / "host"))
-import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
+from tern import fsimage
 
 ROUNDS = 8
 SUMMARY = re.compile(r"texhaust: (\w+): (\d+) calls, (\d+) failed with -1")

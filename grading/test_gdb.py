@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine, MachineError, timeout_scale
+from tern.machine import REPO, Machine, MachineError, timeout_scale
 
 
 def free_port() -> int:

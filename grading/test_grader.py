@@ -39,7 +39,7 @@ import pytest
 
 import autograder
 from grade_results import GradedTest
-from machine import REPO
+from tern.machine import REPO
 
 GRADING = Path(__file__).resolve().parent
 GRADE = GRADING / "grade.py"
@@ -78,7 +78,7 @@ def write_tests(folder: Path, files: dict[str, str]) -> Path:
 MIXED = {
     "test_alpha.py": """
         import pytest
-        from machine import MachineError
+        from tern.machine import MachineError
 
         pytestmark = pytest.mark.points(2, lab="alpha")
 
@@ -360,7 +360,7 @@ QEMU_WAITS = {"test_wait.py": """
     import os, time
     from pathlib import Path
     import pytest
-    from machine import Machine
+    from tern.machine import Machine
 
     @pytest.mark.points(1, lab="wait")
     @pytest.mark.parametrize("n", [1, 2])
@@ -410,7 +410,7 @@ def test_interrupt_leaves_no_qemu(tmp_path: Path, how: str) -> None:
 
 BAD_KERNELS = {"test_bad.py": """
     import pytest
-    from machine import Machine
+    from tern.machine import Machine
 
     pytestmark = pytest.mark.points(1, lab="bad")
 
@@ -459,7 +459,7 @@ def test_hang_and_panic_fail_with_console_tail(tmp_path: Path) -> None:
 
 CLONE_TESTS = {"test_clone.py": """
     import pytest
-    from machine import REPO, Machine
+    from tern.machine import REPO, Machine
 
     pytestmark = pytest.mark.points(1, lab="clone")
 
@@ -537,7 +537,7 @@ FAKE_LAB = {
     "grading/test_answer.py": """
         from pathlib import Path
         import pytest
-        from machine import REPO
+        from tern.machine import REPO
 
         @pytest.mark.points(10, lab="profile")
         def test_answer_is_42():

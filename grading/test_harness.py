@@ -18,8 +18,8 @@ from typing import Callable, Iterator
 
 import pytest
 
-import fsimage  # tests/host/fsimage.py: machine.py puts its folder on sys.path
-from machine import REPO, Machine, MachineError, disk_problems
+from tern import fsimage
+from tern.machine import REPO, Machine, MachineError, disk_problems
 
 FAKE_CONSOLE = r'''
 import os, sys, time, tty

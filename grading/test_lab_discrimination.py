@@ -45,7 +45,7 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from machine import LOG_DIR, REPO
+from tern.machine import LOG_DIR, REPO
 
 pytestmark = pytest.mark.slow
 

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 
 import pytest
 
-import export_disk
-import jobs
+from tern import export_disk
+from tern import jobs
 import profile_check as pc
-from machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
+from tern.machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
 from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
                            seed_from_env, symbol_bytes)
 

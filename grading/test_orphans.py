@@ -18,7 +18,7 @@ from typing import Iterator
 
 import pytest
 
-from machine import PANIC, TRAP, Machine
+from tern.machine import PANIC, TRAP, Machine
 
 pytestmark = pytest.mark.slow  # about two and a half minutes
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 import pytest
 
-from machine import LOG_DIR, REPO, Machine, timeout_scale
+from tern.machine import LOG_DIR, REPO, Machine, timeout_scale
 from test_usertests import check_still_works, run_usertests
 
 FW_JUMP = Path("/usr/lib/riscv64-linux-gnu/opensbi/generic/fw_jump.elf")

@@ -38,10 +38,10 @@ from typing import Iterator
 
 import pytest
 
-import jobs
+from tern import jobs
 import profile_check as pc
-from conftest import SharedMachine
-from machine import LOG_DIR, Machine, timeout_scale
+from tern.fixtures import SharedMachine
+from tern.machine import LOG_DIR, Machine, timeout_scale
 
 # These are the project's own, deeper checks of the profiler; the lab is graded by
 # test_lab_profile.py alone, so nothing here carries points.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from machine import REPO, Machine, qemu_command, timeout_scale
+from tern.machine import REPO, Machine, qemu_command, timeout_scale
 
 CAPACITY = 300
 BUILD = REPO / "build" / "smallcap"

@@ -16,17 +16,15 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 import profile_check as pc
-from machine import REPO, Machine
+from tern.machine import REPO, Machine
 from profile_props import seed_from_env
 
-sys.path.insert(0, str(REPO / "tests" / "host"))
-import fsimage  # noqa: E402  (lives in tests/host, shared with the host tests)
+from tern import fsimage
 
 CAT_TIMEOUT = 60
 TINY_ELF_CODE = 120  # user/tinyelf.h: where a tiny program's code starts

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pytest
 
-import export_disk
-import jobs
+from tern import export_disk
+from tern import jobs
 import profile_check as pc
-from machine import REPO, Machine
+from tern.machine import REPO, Machine
 from profile_props import (BOTTOM, DESCEND, document_problems, hostile_names, name_problems,
                            parse_openings, seed_from_env, symbol_bytes)
 

@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from machine import PANIC, TRAP, Machine
+from tern.machine import PANIC, TRAP, Machine
 
 RESULT = re.compile(r"(?m)^profrace: (ok, (\d+) rounds.*|FAIL.*)$")
 ROUNDS = 400

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from machine import REPO
+from tern.machine import REPO
 
 PROBE_REASON = "the probe skips on purpose"
 PROBES = {

@@ -21,7 +21,7 @@ import re
 
 import pytest
 
-from machine import PANIC, TRAP, Machine
+from tern.machine import PANIC, TRAP, Machine
 
 pytestmark = [pytest.mark.slow, pytest.mark.points(10, lab="usertests")]
 

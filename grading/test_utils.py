@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-import host
-import jobs
-from machine import Machine
+from tern import host
+from tern import jobs
+from tern.machine import Machine
 
 pytestmark = pytest.mark.points(1, lab="utils")
 

@@ -22,8 +22,8 @@ from typing import Callable
 
 import pytest
 
-import fsimage
-from fsimage import BSIZE, NDIRECT, ROOTINO, Image
+from tern import fsimage
+from tern.fsimage import BSIZE, NDIRECT, ROOTINO, Image
 from test_image import FILES, add_subdir, entry_offset, kinds, patch, set_inode_field
 
 

@@ -17,8 +17,8 @@ from typing import Callable
 
 import pytest
 
-import fsimage
-from fsimage import BSIZE, MAXFILE, NDIRECT, ROOTINO, Image
+from tern import fsimage
+from tern.fsimage import BSIZE, MAXFILE, NDIRECT, ROOTINO, Image
 
 FILES = {
     "README": b"hello, disk\n",

@@ -10,9 +10,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-import fsimage
+from tern import fsimage
 from conftest import Run
-from fsimage import BSIZE, MAXFILE
+from tern.fsimage import BSIZE, MAXFILE
 
 RunMkfs = Callable[..., Run]
 

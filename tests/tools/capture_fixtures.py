@@ -1,6 +1,6 @@
 """Regenerate the real profiles in tests/tools/data/ by booting tern and profiling in it.
 
-    /usr/bin/python3 tests/tools/capture_fixtures.py          (after `make all`)
+    PYTHONPATH=tools /usr/bin/python3 tests/tools/capture_fixtures.py     (after `make all`)
 
 The profiles are read over the console with `cat /proc/profile`, the same way a student
 would copy one by hand, so this works even on a kernel without the export disk. They are
@@ -19,15 +19,12 @@ any run, never exact counts from these files.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).resolve().parent / "data"
-sys.path.insert(0, str(ROOT / "grading"))
-
-from machine import Machine  # noqa: E402
+from tern.machine import Machine
 
 CAT_TIMEOUT = 300
 

@@ -1,4 +1,4 @@
-"""Fixtures for the tests of the profile tools (tools/prof/, tools/profconv, tools/profget).
+"""Fixtures for the tests of the profile tools (tools/tern/prof/, tools/profconv, tools/profget).
 
 Run them with `/usr/bin/python3 -m pytest tests/tools`. They need no QEMU and no build,
 except:
@@ -11,7 +11,7 @@ except:
   are skipped, saying so, without it.
 * test_profget boots tern, and is skipped unless the kernel and `expcopy` are built.
 
-A skip fails the run under `CI=true` (grading/strict_skips.py), where everything these
+A skip fails the run under `CI=true` (tools/tern/strict_skips.py), where everything these
 tests need is installed.
 
 The profiles used come in three kinds: data/spin.json, a real profile of `profile run
@@ -22,13 +22,10 @@ a short real run does not.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any, Callable, List
 
 import pytest
@@ -38,47 +35,10 @@ TOOLS = ROOT / "tools"
 DATA = Path(__file__).resolve().parent / "data"
 PROFCONV = TOOLS / "profconv"
 
-sys.path.insert(0, str(TOOLS))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import profile_synth  # noqa: E402
-
-
-def _load_strict_skips() -> ModuleType:
-    path = ROOT / "grading" / "strict_skips.py"
-    spec = importlib.util.spec_from_file_location("strict_skips", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-strict_skips = _load_strict_skips()
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    outcome = yield
-    strict_skips.fail_skip(outcome.get_result())
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
-    outcome = yield
-    strict_skips.fail_skip(outcome.get_result())
+import profile_synth
 
 
 PROFILES = ("spin", "mixed", "synthetic")
-
-
-def load_tool(name: str) -> ModuleType:
-    """The script tools/NAME (no .py suffix, so no plain import) loaded as a module."""
-    loader = importlib.machinery.SourceFileLoader(name, str(TOOLS / name))
-    spec = importlib.util.spec_from_loader(name, loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 def profile_text(kind: str) -> str:

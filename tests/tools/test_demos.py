@@ -19,15 +19,13 @@ from typing import Any, Callable, Dict
 
 import pytest
 
-from conftest import DATA, ROOT, load_tool
-from prof import model, top
+from conftest import DATA, ROOT
+from tern.demo import DEMOS
+from tern.prof import model, top
 
 DEMO = ROOT / "tools" / "demo"
 # The user programs the demos run; fs.img must be newer than all of them.
 PROGRAMS = ("spin", "primes", "bytewise", "crc", "expcopy")
-
-
-DEMOS = load_tool("demo").DEMOS  # the table of demos
 
 
 def run_demo(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ from typing import Callable
 import pytest
 
 from conftest import ROOT
-from prof import export
+from tern.prof import export
 
 HEADER_H = ROOT / "kern" / "abi" / "export.h"
 

@@ -9,7 +9,7 @@ import pytest
 
 import profile_synth
 from conftest import raw_samples
-from prof import model
+from tern.prof import model
 
 
 def test_real_profiles_load(spin_path: Path, mixed_path: Path) -> None:

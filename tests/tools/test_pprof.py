@@ -23,7 +23,7 @@ from typing import Any, Callable, Dict
 import pytest
 
 from conftest import ROOT, raw_samples
-from prof import protobuf
+from tern.prof import protobuf
 
 NODE_PREFIX = ROOT / "build" / "tools-node"
 DUMP = Path(__file__).resolve().parent / "pprof_dump.mjs"

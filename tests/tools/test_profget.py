@@ -24,15 +24,16 @@ from types import ModuleType
 
 import pytest
 
-from conftest import ROOT, load_tool
-from prof import export, model
+from conftest import ROOT
+from tern.prof import export, model
 
 PROFGET = ROOT / "tools" / "profget"
 
 
 def load_profget() -> ModuleType:
     pytest.importorskip("pexpect", reason="profget drives QEMU with pexpect")
-    return load_tool("profget")
+    import tern.profget
+    return tern.profget
 
 
 def test_drive_options(tmp_path: Path) -> None:

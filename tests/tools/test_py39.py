@@ -17,9 +17,12 @@ import pytest
 
 from conftest import TOOLS
 
-SOURCES: List[Path] = sorted((TOOLS / "prof").glob("*.py")) + [TOOLS / "profconv"]
+PACKAGE = TOOLS / "tern"
+SOURCES: List[Path] = ([PACKAGE / "__init__.py"] + sorted((PACKAGE / "prof").glob("*.py"))
+                       + [TOOLS / "profconv"])
 # The scripts that boot QEMU need more of the library (and pexpect), but the same Python.
-SCRIPTS: List[Path] = [TOOLS / "demo", TOOLS / "profget"]
+SCRIPTS: List[Path] = [TOOLS / "demo", TOOLS / "profget", PACKAGE / "demo.py",
+                       PACKAGE / "profget.py"]
 
 # Library features newer than 3.9, found by their spelling.
 NEWER = {
@@ -33,7 +36,7 @@ NEWER = {
 }
 
 
-@pytest.mark.parametrize("path", SOURCES + SCRIPTS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", SOURCES + SCRIPTS, ids=lambda p: str(p.relative_to(TOOLS)))
 def test_python39_compatible(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     tree = ast.parse(text, filename=str(path), feature_version=(3, 9))
@@ -65,4 +68,4 @@ def test_standard_library_only() -> None:
             else:
                 continue
             for name in names:
-                assert name in allowed or name == "prof", f"{path}: imports {name}"
+                assert name in allowed or name == "tern", f"{path}: imports {name}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from machine import REPO
+from tern.machine import REPO
 
 BUILD = REPO / "build"
 

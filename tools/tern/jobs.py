@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 
-from machine import Machine, MachineError, timeout_scale
+from tern.machine import Machine, MachineError, timeout_scale
 
 ANNOUNCE = re.compile(r"\s*\[(\d+)\]\s*")
 

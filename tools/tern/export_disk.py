@@ -3,20 +3,17 @@
 The console moves a few kilobytes a second; a profile of deep samples with long escaped
 names is tens of kilobytes a sample. So these tests give the machine a second disk (the one
 tools/profget uses), type `expcopy FILE` and read the container it writes (kern/abi/export.h,
-unpacked by tools/prof/export.py) from the host side while the machine keeps running: QEMU
+unpacked by tern/prof/export.py) from the host side while the machine keeps running: QEMU
 writes the raw image file in place, so the bytes are there once expcopy has returned.
 """
 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
-from machine import PANIC, REPO, TRAP, Machine, MachineError
-
-sys.path.insert(0, str(REPO / "tools"))
-from prof import export  # noqa: E402
+from tern.machine import PANIC, TRAP, Machine, MachineError
+from tern.prof import export
 
 EXPORT_BUS = "virtio-mmio-bus.1"  # as tools/profget: fs.img is on bus 0
 SIZE = 64 << 20

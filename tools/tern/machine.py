@@ -23,7 +23,7 @@ Design points a test writer should know:
 * The platform is the Makefile's too: GRADE_PLATFORM holds Makefile variable settings
   (`GRADE_PLATFORM="MEM=64M BIOS=... 'QEMUEXTRA=-cpu rv64,sstc=off'"`) passed to
   `make print-qemu`, so any test module can run unchanged on another platform
-  (grading/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for,
+  (tests/qemu/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for,
   except in a machine under -icount, which counts instructions on the one hart it asks for.
 
 * Timeouts are multiplied by the environment variable GRADE_TIMEOUT_SCALE (default 1), for
@@ -31,9 +31,9 @@ Design points a test writer should know:
   arrives, which helps when writing a new test.
 
 * When a machine that booted from its private copy is closed, the copy is read by the
-  file-system checker (tests/host/fsimage.py) before it is deleted, as the next boot would
+  file-system checker (fsimage.py) before it is deleted, as the next boot would
   see it (a committed transaction replayed, unlinked files still open at the end allowed,
-  since that boot frees them). Problems are kept in DISK_PROBLEMS, and conftest.py fails
+  since that boot frees them). Problems are kept in DISK_PROBLEMS, and fixtures.py fails
   the test or module the machine belonged to; the image is kept beside the console logs.
 
 * QEMU never outlives the harness: `close()` kills it, a Machine is a context manager, and
@@ -66,12 +66,7 @@ from typing import Iterable, Sequence
 
 import pexpect
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "host"))
-try:
-    import fsimage  # the independent file-system checker, shared with the host tests
-except ImportError:  # a tree without tests/host (such as the grader tests' fake lab)
-    fsimage = None
+from tern import REPO, fsimage
 # grade.py points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
 LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 
@@ -372,7 +367,7 @@ class Machine:
 
     def _check_disk(self, image: Path) -> None:
         """Check the private image before it is deleted; record what is wrong with it."""
-        if fsimage is None or not self.check_disk or not self.argv or not image.exists():
+        if not self.check_disk or not self.argv or not image.exists():
             return
         problems = disk_problems(image)
         if not problems:

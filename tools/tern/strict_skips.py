@@ -7,7 +7,8 @@ skip means a test that proves nothing went unnoticed. So when the environment ha
 with the skip's reason. `make test` runs pytest with `-rs`, which lists the reasons of the
 skips that remain outside CI.
 
-grading/conftest.py and tests/tools/conftest.py call these from their report hooks.
+This module is a pytest plugin (the root pytest.ini loads it for every test): its report
+hooks run inside the others' (trylast), so tools/tern/fixtures.py records the final outcome.
 """
 
 from __future__ import annotations
@@ -36,3 +37,15 @@ def fail_skip(report: pytest.TestReport | pytest.CollectReport) -> None:
         return
     report.outcome = "failed"
     report.longrepr = f"skipped, and skips fail the run under CI=true: {skip_reason(report)}"
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    outcome = yield
+    fail_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    outcome = yield
+    fail_skip(outcome.get_result())

@@ -1,4 +1,7 @@
-"""Fixtures and hooks shared by every test in grading/.
+"""The pytest plugin of the tests that boot tern: their machines, logs and outcomes.
+
+The root pytest.ini loads it for every test (`-p tern.fixtures`); the tests that boot machines
+are those of tests/qemu/, of each lab (labs/NAME/) and of the grader (tests/grader/).
 
 Three ways to get a machine, from cheapest to most isolated:
 
@@ -21,7 +24,7 @@ build/grade-logs/<test>.log and the path is printed with the failure. Logs are o
 never cleaned up: only the paths printed by this run belong to it.
 
 The marker `@pytest.mark.points(n, lab="...")` records what a test is worth for the course's
-autograder; grading/grade.py (`make grade`) runs the tests that carry it and adds up the
+autograder; tools/grade (`make grade`) runs the tests that carry it and adds up the
 points. An optional `name="..."` gives the title the grader prints instead of the function's.
 
 By default the session starts with `make all` so the kernel and fs.img are current; pass
@@ -45,9 +48,9 @@ from typing import Callable, Iterator
 
 import pytest
 
-import machine as machine_mod
-import strict_skips
-from machine import REPO, Machine, log_path_for
+from tern import machine as machine_mod
+from tern import strict_skips
+from tern.machine import REPO, Machine, log_path_for
 
 DEFAULT_CPUS = 3
 
@@ -60,17 +63,27 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                           "(one line of JSON per test phase)")
 
 
+# The folders whose tests boot the system, so a session that reaches them builds it first.
+BOOTING = ("tests/qemu", "tests/grader", "labs")
+
+
+def boots(config: pytest.Config) -> bool:
+    """Whether the session's arguments reach tests that boot the system."""
+    folders = [REPO / name for name in BOOTING]
+    for arg in config.args:
+        path = Path(config.invocation_params.dir, arg.split("::")[0]).resolve()
+        if any(path == f or f in path.parents or path in f.parents for f in folders):
+            return True
+    return False
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line(
-        "markers", "points(n, lab=name): the test is worth n points in lab `name`")
-    config.addinivalue_line("markers", "slow: takes minutes (deselect with -m 'not slow')")
-    config.addinivalue_line("markers", "min_cpus(n): run only on machines of at least n harts")
-    if hasattr(config, "workerinput"):
+    if hasattr(config, "workerinput") or not boots(config):
         return  # an xdist worker: the controller has already built everything
     if config.getoption("--no-build") or "MAKELEVEL" in os.environ:
         return  # asked not to, or run by `make test`, which has just built everything
     if os.environ.get("GRADE_BUILT"):
-        return  # run by grading/grade.py, which builds first and reports a failed build
+        return  # run by tools/grade, which builds first and reports a failed build
     result = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
     if result.returncode != 0:
         output = (result.stdout + result.stderr).strip().splitlines()[-30:]
@@ -243,16 +256,9 @@ def _write_outcome(item: pytest.Item, call: pytest.CallInfo[None],
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    outcome = yield
-    strict_skips.fail_skip(outcome.get_result())
-
-
-@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     outcome = yield
     report = outcome.get_result()
-    strict_skips.fail_skip(report)
     _write_outcome(item, call, report)
     if not report.failed:
         return
