@@ -224,8 +224,8 @@ help: ## this list
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # --- Grading ---------------------------------------------------------------------------------
-# The grader (grading/grade.py) runs the tests that carry points, one QEMU per test, in
-# parallel, and ends with `Score: N/M` (exit status 0 only for full marks). Results also go
+# The grader (tools/grade) runs the tests that carry points (labs/NAME/, and the pseudo-labs
+# of tests/qemu/), one QEMU per test, in parallel, and ends with `Score: N/M` (exit status 0 only for full marks). Results also go
 # to build/grade/: results.json (Gradescope's format), junit.xml, logs/ (failed consoles).
 #
 #   make grade [LAB=name] [TEST=substring] [GRADE_JOBS=n] [GRADE_TIMEOUT_SCALE=x]
@@ -238,19 +238,19 @@ GRADE_SELECT = $(if $(LAB),--lab '$(LAB)') $(if $(TEST),--test '$(TEST)') \
 	$(if $(GRADE_JOBS),--jobs '$(GRADE_JOBS)') $(GRADE_ARGS)
 
 grade: deps-grade ## run the graded tests: Score: N/M [LAB=name] [TEST=substring]
-	@$(PYTHON) grading/grade.py $(GRADE_SELECT)
+	@$(PYTHON) tools/grade $(GRADE_SELECT)
 
 grade-list: deps-grade ## the graded tests and their points [LAB=name]
-	@$(PYTHON) grading/grade.py --list $(GRADE_SELECT)
+	@$(PYTHON) tools/grade --list $(GRADE_SELECT)
 
 grade-flaky: deps-grade ## grade N times, failing unless all runs agree [N=3]
-	@$(PYTHON) grading/grade.py --repeat $(or $(N),3) $(GRADE_SELECT)
+	@$(PYTHON) tools/grade --repeat $(or $(N),3) $(GRADE_SELECT)
 
 autograder: deps-grade ## the Gradescope bundle in build/autograder/ [LAB=profile]
-	@$(PYTHON) grading/autograder.py --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
+	@PYTHONPATH=tools $(PYTHON) -m tern.grade.autograder --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
 
 handin: ## zip your last commit for upload [LAB=profile]
-	@$(PYTHON) grading/handin.py --lab '$(GRADE_LAB)'
+	@PYTHONPATH=tools $(PYTHON) -m tern.grade.handin --lab '$(GRADE_LAB)'
 
 .PHONY: grade grade-list grade-flaky autograder handin
 # --- end of Grading --------------------------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The grader itself: grade.py, its plugin, the Gradescope bundle and handin.
+"""The grader itself: tools/grade, its plugin, the Gradescope bundle and handin.
 
-Most tests here run grade.py on a small folder of made-up tests in a temporary directory, so
+Most tests here run tools/grade on a small folder of made-up tests in a temporary directory, so
 they check the grader's arithmetic and reports without booting anything: one line per test,
 `Score: N/M` last, the exit status, results.json in Gradescope's format, JUnit XML, the
 selection by lab and substring, a build that fails, a test file that does not load, and
@@ -37,12 +37,13 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-import autograder
-from grade_results import GradedTest
+from tern.grade import autograder
+from tern.grade import grader as grade_mod
+from tern.grade.results import GradedTest
 from tern.machine import REPO
 
-GRADING = Path(__file__).resolve().parent
-GRADE = GRADING / "grade.py"
+PACKAGE = REPO / "tools" / "tern"
+GRADE = REPO / "tools" / "grade"
 LINE = re.compile(r"^(?P<name>.+): (?P<status>OK|FAIL|SKIP|NOT RUN) \((?P<secs>[\d.]+)s\) "
                   r"(?P<score>[\d.]+)/(?P<max>[\d.]+)(?: -- (?P<reason>.*))?$")
 
@@ -264,15 +265,53 @@ def test_selection_and_listing(tmp_path: Path) -> None:
     assert "no graded test matches LAB=gamma" in none.stdout
 
 
+def test_labs_are_found_by_folder(tmp_path: Path) -> None:
+    """`--lab NAME` collects labs/NAME/, whose tests need not say their lab; a name that is
+    no folder picks the system tests' pseudo-lab out of theirs; no --lab takes both."""
+    root = write_tests(tmp_path / "tree", {
+        "labs/alpha/test_a.py": """
+            import pytest
+            @pytest.mark.points(3)
+            def test_in_alpha():
+                pass
+            @pytest.mark.points(1, lab="elsewhere")
+            def test_names_its_lab():
+                pass
+        """,
+        "labs/beta/test_b.py": """
+            import pytest
+            @pytest.mark.points(2)
+            def test_in_beta():
+                pass
+        """,
+        f"{grade_mod.SYSTEM_TESTS}/test_sys.py": """
+            import pytest
+            @pytest.mark.points(5, lab="boot")
+            def test_boots():
+                pass
+            def test_worth_nothing():
+                pass
+        """})
+    out = ["--no-build", "--root", str(root), "--out", str(tmp_path / "out"), "--list"]
+    alpha = grade("--lab", "alpha", *out)
+    assert "lab alpha: 1 tests, 3 points" in alpha.stdout, alpha.stdout + alpha.stderr
+    assert "in beta" not in alpha.stdout and "boots" not in alpha.stdout
+    boot = grade("--lab", "boot", *out)
+    assert "lab boot: 1 tests, 5 points" in boot.stdout, boot.stdout + boot.stderr
+    every = grade(*out)
+    for line in ("lab alpha: 1 tests, 3 points", "lab beta: 1 tests, 2 points",
+                 "lab boot: 1 tests, 5 points", "lab elsewhere: 1 tests, 1 points"):
+        assert line in every.stdout, every.stdout
+
+
 def test_long_tests_are_handed_out_first() -> None:
-    import grade
     tests = [GradedTest(f"t.py::{name}", "x", 1, name) for name in "abcdef"]
     took = {"t.py::a": 1, "t.py::b": 2, "t.py::c": 30, "t.py::d": 1, "t.py::e": 12,
             "t.py::f": 1}
-    order = [t.title for t in grade.long_tests_first(tests, took, jobs=2)]
+    order = [t.title for t in grade_mod.long_tests_first(tests, took, jobs=2)]
     assert order == ["c", "e", "a", "b", "d", "f"]
-    assert grade.long_tests_first(tests, took, jobs=1) == tests
-    assert grade.long_tests_first(tests, {}, jobs=2) == tests
+    assert grade_mod.long_tests_first(tests, took, jobs=1) == tests
+    assert grade_mod.long_tests_first(tests, {}, jobs=2) == tests
 
 
 def test_build_failure_is_a_result(tmp_path: Path) -> None:
@@ -491,7 +530,7 @@ def test_two_clones_grade_at_once(tmp_path: Path) -> None:
     clones = [make_clone(tmp_path / name) for name in ("cloneA", "cloneB")]
     env = dict(os.environ, GRADE_TIMEOUT_SCALE="2")
     env.pop("MAKELEVEL", None)
-    graders = [subprocess.Popen([sys.executable, str(c / "grading" / "grade.py"), "--no-build",
+    graders = [subprocess.Popen([sys.executable, str(c / "tools" / "grade"), "--no-build",
                                  "-j", "2", str(c / "clonetests")], cwd=c, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                for c in clones]
@@ -532,16 +571,18 @@ def run_autograder(root: Path, timeout: float) -> dict:
 
 
 FAKE_LAB = {
-    "Makefile": "all:\n\t@test -f answer.txt\n",
-    "answer.txt": "0\n",
-    "grading/test_answer.py": """
+    "Makefile": "all:\n\t@test -f labs/profile/answer.txt\n",
+    "labs/profile/lab.toml": 'withheld = []\nstudent = ["answer.txt"]\n',
+    "labs/profile/answer.txt": "0\n",
+    "labs/profile/test_answer.py": """
         from pathlib import Path
         import pytest
         from tern.machine import REPO
 
-        @pytest.mark.points(10, lab="profile")
+        @pytest.mark.points(10)
         def test_answer_is_42():
-            assert (REPO / "answer.txt").read_text().strip() == "42", "answer.txt is not 42"
+            answer = REPO / "labs" / "profile" / "answer.txt"
+            assert answer.read_text().strip() == "42", "answer.txt is not 42"
 
         @pytest.mark.points(5, lab="other")
         def test_other_lab():
@@ -553,9 +594,10 @@ FAKE_LAB = {
 def make_fake_starter(dest: Path) -> Path:
     """A tiny tree with our grader and one lab test, standing in for a starter tree."""
     write_tests(dest, FAKE_LAB)
-    for name in ("grade.py", "grade_plugin.py", "grade_procs.py", "grade_results.py",
-                 "machine.py", "conftest.py", "strict_skips.py"):
-        shutil.copy2(GRADING / name, dest / "grading" / name)
+    shutil.copytree(PACKAGE, dest / "tools" / "tern",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("tools/grade", "tools/find-python", "pytest.ini", "conftest.py"):
+        shutil.copy2(REPO / name, dest / name)
     return dest
 
 
@@ -566,13 +608,13 @@ def test_bundle_mechanics_on_a_fake_lab(tmp_path: Path) -> None:
         names = set(z.namelist())
         mode = (z.getinfo("run_autograder").external_attr >> 16) & 0o777
     assert {"setup.sh", "run_autograder", "autograde.py", "autograder.json",
-            "starter/grading/grade.py", "starter/answer.txt"} <= names
+            "starter/tools/grade", "starter/labs/profile/answer.txt"} <= names
     assert mode & 0o111, "run_autograder must stay executable"
 
     # The solution, plus a test file "fixed" to always pass: the test must not be used.
-    solution = write_tests(tmp_path / "solution", {"answer.txt": "42\n"})
-    cheat = (starter / "grading" / "test_answer.py").read_text().replace('"42"', '"0"')
-    write_tests(solution, {"grading/test_answer.py": cheat})
+    solution = write_tests(tmp_path / "solution", {"labs/profile/answer.txt": "42\n"})
+    cheat = (starter / "labs" / "profile" / "test_answer.py").read_text().replace('"42"', '"0"')
+    write_tests(solution, {"labs/profile/test_answer.py": cheat})
     (solution / "build").mkdir()
     (solution / "build" / "junk").write_text("a build output is never copied")
     root = lay_out_gradescope(tmp_path / "full", bundle, None)
@@ -580,7 +622,7 @@ def test_bundle_mechanics_on_a_fake_lab(tmp_path: Path) -> None:
     doc = run_autograder(root, timeout=120)
     assert doc["score"] == 10, doc
     assert [t["name"] for t in doc["tests"]] == ["profile: answer is 42"]
-    assert "grading/test_answer.py" in doc["output"]
+    assert "labs/profile/test_answer.py" in doc["output"]
 
     # The starter as submitted (nothing done) and an empty upload both score zero.
     for name, submission in (("starter", starter), ("empty", None)):
@@ -597,7 +639,7 @@ def test_bundle_mechanics_on_a_fake_lab(tmp_path: Path) -> None:
 
 def test_bundle_writes_results_when_the_grader_breaks(tmp_path: Path) -> None:
     starter = make_fake_starter(tmp_path / "starter")
-    (starter / "grading" / "grade.py").write_text("raise SystemExit('grader exploded')\n")
+    (starter / "tools" / "grade").write_text("raise SystemExit('grader exploded')\n")
     bundle = autograder.build_bundle("profile", tmp_path / "bundle", starter, timeout=300)
     doc = run_autograder(lay_out_gradescope(tmp_path / "root", bundle, None), timeout=60)
     assert doc["score"] == 0
@@ -606,7 +648,7 @@ def test_bundle_writes_results_when_the_grader_breaks(tmp_path: Path) -> None:
 
 def test_setup_script_is_valid_shell() -> None:
     for name in ("setup.sh", "run_autograder"):
-        subprocess.run(["sh", "-n", str(GRADING / "gradescope" / name)], check=True)
+        subprocess.run(["sh", "-n", str(PACKAGE / "grade" / "gradescope" / name)], check=True)
 
 
 # The starter generator is only in the solution tree (a starter has none), and only there
@@ -638,8 +680,9 @@ def git(repo: Path, *args: str) -> str:
 
 
 def handin(repo: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(GRADING / "handin.py"), "--lab", "profile"],
-                          cwd=repo, capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO / "tools"))
+    return subprocess.run([sys.executable, "-m", "tern.grade.handin", "--lab", "profile"],
+                          cwd=repo, env=env, capture_output=True, text=True)
 
 
 def test_handin(tmp_path: Path) -> None:

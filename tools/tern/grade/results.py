@@ -15,7 +15,7 @@ The same results are written three ways:
   the autograder bundle writes to /autograder/results/results.json.
 * `junit_xml()`: JUnit XML, which CI systems show as a test report.
 
-Nothing here runs anything; grade.py does, and these functions only format.
+Nothing here runs anything; grader.py does, and these functions only format.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 from xml.etree import ElementTree as ET
 
-# Status words, as grade.py prints them.
+# Status words, as grader.py prints them.
 STATUS_WORDS = {"passed": "OK", "failed": "FAIL", "skipped": "SKIP", "not run": "NOT RUN"}
 REASON_WIDTH = 160
 # Gradescope shows `output` as text; a console tail is far more than a student reads.

@@ -1,9 +1,8 @@
-#!/usr/bin/env python3
 """Pack your committed work into a zip for upload (`make handin`).
 
 The zip holds exactly what `git archive HEAD` gives: the files of your last commit, without
 build outputs or the .git folder. Upload it to Gradescope, which grades it on a fresh copy
-of the starter tree (see grading/gradescope/autograde.py).
+of the starter tree (see tern/grade/gradescope/autograde.py).
 
 It refuses when the working tree has changes that are not committed, modified files and new
 files alike: what you hand in should be what you tested, and an uploaded zip that silently
@@ -67,7 +66,7 @@ def handin(tree: Path, lab: str, out: Path | None = None) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="handin.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="handin", description=__doc__.splitlines()[0])
     parser.add_argument("--lab", default="profile")
     parser.add_argument("--tree", default=".", help="the repository (default: here)")
     parser.add_argument("--out", help="the zip to write (default: build/handin-LAB.zip)")

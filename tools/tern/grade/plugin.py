@@ -1,24 +1,25 @@
 """The grader's pytest plugin: what the tests are worth, and what became of each one.
 
-grade.py runs pytest twice, each time with `-p grade_plugin`:
+grader.py runs pytest twice, each time with `-p tern.grade.plugin`:
 
 1. A collection pass (`--grade-collect=FILE`). For every test that carries a
-   `@pytest.mark.points(n, lab="...")` marker the plugin writes its node id, lab, points and
-   title to FILE as JSON. grade.py chooses among them (by lab, by substring) and prints the
-   list, so the tests that count are decided once, in one place, before anything runs.
+   `@pytest.mark.points(n)` marker the plugin writes its node id, lab (the marker's `lab=`,
+   else the folder under labs/ the test is in), points and title to FILE as JSON.
+   grader.py chooses among them (by lab, by substring) and prints the list, so the tests
+   that count are decided once, in one place, before anything runs.
 
 2. A run pass (`--grade-events=FILE`) over exactly the chosen node ids, possibly spread over
    several pytest-xdist workers. A test produces up to three reports (setup, call,
    teardown), and under xdist they reach the controlling process one by one as the workers
    finish them. The plugin, in the controller only, folds a test's reports into one outcome
-   and appends it to FILE as one line of JSON as soon as the teardown report arrives. grade.py
-   reads that file while the tests run and prints each result as it comes.
+   and appends it to FILE as one line of JSON as soon as the teardown report arrives.
+   grader.py reads that file while the tests run and prints each result as it comes.
 
 An outcome carries a one-line reason for a failure, taken from the exception: for a
-MachineError (grading/machine.py) the first line of its message plus the shell command that
+MachineError (tern/machine.py) the first line of its message plus the shell command that
 was running; for an assertion its message. The rest of the message (the console tail, an
-assertion's explanation) goes in `details`, and the console logs conftest.py saved for the
-test in `logs`.
+assertion's explanation) goes in `details`, and the console logs tern/fixtures.py saved
+for the test in `logs`.
 
 The plugin also ties every worker's life to its parent's: if the controller dies, its
 workers receive SIGTERM, and machine.py's own handlers then kill their QEMUs.
@@ -33,7 +34,7 @@ from typing import Any
 
 import pytest
 
-import grade_procs
+from tern.grade import procs as grade_procs
 
 # The first line of a failure starts with the exception's class name. For the exceptions a
 # grade test is expected to raise the class says nothing to a student, so it is dropped.
@@ -45,7 +46,7 @@ _NOT_A_COMMAND = ("(none)", "(boot)")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("grade", "the grader (grading/grade.py)")
+    group = parser.getgroup("grade", "the grader (tools/grade)")
     group.addoption("--grade-collect", metavar="FILE",
                     help="write the graded tests (those with a points marker) to FILE")
     group.addoption("--grade-events", metavar="FILE",
@@ -84,6 +85,15 @@ def title_of(item: pytest.Item) -> str:
     return title
 
 
+def lab_folder(path: Path) -> str:
+    """The lab a test file belongs to by its place: NAME for labs/NAME/..., else ""."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i - 1] == "labs":
+            return parts[i]
+    return ""
+
+
 def graded_entry(item: pytest.Item) -> dict[str, Any] | None:
     """The grader's view of one collected test, or None if it is worth no points."""
     mark = item.get_closest_marker("points")
@@ -91,7 +101,7 @@ def graded_entry(item: pytest.Item) -> dict[str, Any] | None:
         return None
     return {
         "nodeid": item.nodeid,
-        "lab": str(mark.kwargs.get("lab", "")),
+        "lab": str(mark.kwargs.get("lab") or lab_folder(item.path)),
         "points": mark.args[0],
         "title": title_of(item),
         "slow": item.get_closest_marker("slow") is not None,

@@ -1,16 +1,16 @@
 """Leave nothing running: how the grader starts pytest and makes sure it all ends.
 
-A grading run is a tree of processes: grade.py starts pytest, pytest-xdist starts workers,
+A grading run is a tree of processes: grader.py starts pytest, pytest-xdist starts workers,
 each worker starts QEMUs. Any of them may be interrupted (Ctrl-C, a closed terminal, a CI
 job cancelled), and a QEMU left behind keeps a core busy until someone notices. Three
 independent mechanisms make sure that cannot happen:
 
 1. Parent-death signals. pytest runs with PR_SET_PDEATHSIG=SIGTERM, every xdist worker asks
-   for the same (grade_plugin.py), and every QEMU is started with SIGKILL as its parent-death
-   signal (machine.py). If grade.py dies, even of SIGKILL, the chain follows it down.
+   for the same (plugin.py), and every QEMU is started with SIGKILL as its parent-death
+   signal (machine.py). If grader.py dies, even of SIGKILL, the chain follows it down.
 
 2. An orderly stop. pytest runs in a session of its own, so a Ctrl-C in the terminal reaches
-   only grade.py, which then stops the whole pytest process group itself: SIGTERM (a
+   only grader.py, which then stops the whole pytest process group itself: SIGTERM (a
    worker's signal handler closes its machines), and SIGKILL for anything still there a few
    seconds later.
 
@@ -42,7 +42,7 @@ except (OSError, AttributeError):
 
 
 class Interrupted(Exception):
-    """grade.py was asked to stop (SIGINT, SIGTERM or SIGHUP)."""
+    """grader.py was asked to stop (SIGINT, SIGTERM or SIGHUP)."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)

@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """The grader: run the tests that are worth points, and say what each one earned.
 
-    grading/grade.py                      every graded test in grading/
-    grading/grade.py --lab profile        one lab's tests (`make grade LAB=profile`)
-    grading/grade.py --test pid           tests whose name contains "pid" (`make grade TEST=pid`)
-    grading/grade.py --list               what would run, with points (`make grade-list`)
-    grading/grade.py --repeat 3           run three times and compare (`make grade-flaky N=3`)
+    tools/grade                      every graded test: labs/*/ and tests/qemu/
+    tools/grade --lab profile        one lab's tests (`make grade LAB=profile`)
+    tools/grade --test pid           tests whose name contains "pid" (`make grade TEST=pid`)
+    tools/grade --list               what would run, with points (`make grade-list`)
+    tools/grade --repeat 3           run three times and compare (`make grade-flaky N=3`)
 
-A test is graded when it carries `@pytest.mark.points(n, lab="name")`; other tests in the
-same files only run under `make test`. A run goes like this:
+A test is graded when it carries `@pytest.mark.points(n)`. A lab is a folder, labs/NAME/,
+and the tests in it count for lab NAME; `--lab NAME` collects that folder. The system tests
+in tests/qemu/ carry points too, in pseudo-labs they name (`points(n, lab="boot")`), and
+`--lab boot` picks those out of tests/qemu/. Tests without a marker only run under
+`make test`. A run goes like this:
 
-1. Collect (grade_plugin.py): pytest lists the graded tests, and the lab and substring
+1. Collect (plugin.py): pytest lists the graded tests, and the lab and substring
    chosen on the command line narrow the list.
 2. Build: `make -s all` in the tree. A build that fails is a result, not a crash: the
    compiler's last lines are printed and every test scores zero.
 3. Run: pytest runs exactly those tests, spread over GRADE_JOBS pytest-xdist workers (by
    default one per core). Every machine boots from a private copy of fs.img, so workers
-   cannot see each other's files (tests of one file may share a machine: conftest.py).
+   cannot see each other's files (tests of one file may share a machine: tern/fixtures.py).
    Each result is printed as soon as it is known:
 
        profile: call rejects a bad pid: OK (1.3s) 5/5
@@ -33,7 +36,7 @@ long and grades the tests that finished (the Gradescope bundle uses it).
 
 Timeouts in the tests are multiplied by GRADE_TIMEOUT_SCALE. If it is not set, the grader
 sets it from the machine's load (between 1 and 3), so a busy machine gets more time
-without anyone editing a test. A run never leaves a process behind (see grade_procs.py),
+without anyone editing a test. A run never leaves a process behind (see procs.py),
 even when interrupted.
 """
 
@@ -53,12 +56,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Iterator, Sequence, TextIO
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from tern import REPO
+from tern.grade import procs as grade_procs
+from tern.grade.results import (GradedTest, Result, gradescope_json, junit_xml, number,
+                                one_line, outcome_signature, report_line, score_of)
 
-import grade_procs  # noqa: E402
-from grade_results import (GradedTest, Result, gradescope_json, junit_xml,  # noqa: E402
-                           number, one_line, outcome_signature, report_line, score_of)
+# The folder that holds the package: what pytest's workers need on their path.
+TOOLS = Path(__file__).resolve().parents[2]
+LABS = "labs"  # labs/NAME/ holds lab NAME's graded tests
+SYSTEM_TESTS = "grading"  # the system tests, some graded in pseudo-labs (boot, fs, ...)
 
 BUILD_TAIL = 25  # compiler lines shown for a failed build
 CONSOLE_TAIL = 12  # console lines shown under a failure in the terminal
@@ -68,7 +74,7 @@ MAX_AUTO_SCALE = 3.0
 @dataclass
 class Settings:
     root: Path  # the tree to build
-    tests: Path  # the directory pytest collects from
+    tests: list[Path]  # the folders pytest collects from
     out: Path  # results.json, junit.xml, logs/, pytest.log
     labs: list[str]
     substring: str
@@ -79,6 +85,11 @@ class Settings:
     scale_origin: str
     time_limit: float | None = None
     log_dir: Path | None = None  # console logs of this run's failed tests (default out/logs)
+
+    @property
+    def rootdir(self) -> Path:
+        """pytest's root: node ids are relative to it."""
+        return Path(os.path.commonpath([str(t) for t in self.tests]))
 
     @property
     def logs(self) -> Path:
@@ -98,8 +109,8 @@ class TimeLimitReached(Exception):
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="grade.py", description="Run the graded tests and report points per test.")
-    parser.add_argument("testdir", nargs="?", help="directory of tests (default: grading/)")
+        prog="grade", description="Run the graded tests and report points per test.")
+    parser.add_argument("testdir", nargs="?", help="directory of tests (default: the labs' and tests/qemu/)")
     parser.add_argument("--lab", action="append", default=[],
                         help="only this lab's tests (repeat or separate with commas)")
     parser.add_argument("--test", default="", metavar="SUBSTRING",
@@ -112,7 +123,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run N times and check the results are identical")
     parser.add_argument("--no-build", action="store_true", help="do not run `make all` first")
-    parser.add_argument("--root", help="the tree to build (default: the parent of grading/)")
+    parser.add_argument("--root", help="the tree to build (default: the one this grader is in)")
     parser.add_argument("--out", help="where results go (default: ROOT/build/grade)")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                         help="stop the tests after this long and grade what finished")
@@ -120,14 +131,29 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def settings_from(args: argparse.Namespace) -> Settings:
-    root = Path(args.root).resolve() if args.root else HERE.parent
-    tests = Path(args.testdir).resolve() if args.testdir else HERE
+    root = Path(args.root).resolve() if args.root else REPO
     out = Path(args.out).resolve() if args.out else root / "build" / "grade"
     labs = [lab.strip() for value in args.lab for lab in value.split(",") if lab.strip()]
+    tests = ([Path(args.testdir).resolve()] if args.testdir
+             else test_folders(root, labs))
     scale, origin = timeout_scale()
     return Settings(root=root, tests=tests, out=out, labs=labs, substring=args.test,
                     marks=args.mark, jobs=worker_count(str(args.jobs)), build=not args.no_build,
                     timeout_scale=scale, scale_origin=origin, time_limit=args.time_limit)
+
+
+def test_folders(root: Path, labs: list[str]) -> list[Path]:
+    """Where the graded tests of `labs` are (of every lab if none is named): a lab's own
+    folder, or tests/qemu/ for a pseudo-lab of the system tests."""
+    if not labs:
+        return sorted(p for p in (root / LABS).iterdir() if p.is_dir()) + [root / SYSTEM_TESTS]
+    folders: list[Path] = []
+    for lab in labs:
+        folder = root / LABS / lab
+        folder = folder if folder.is_dir() else root / SYSTEM_TESTS
+        if folder not in folders:
+            folders.append(folder)
+    return folders
 
 
 def claim_output(out: Path) -> tuple[Path, IO[str]]:
@@ -162,7 +188,7 @@ def worker_count(value: str) -> int:
     try:
         return max(1, int(value))
     except ValueError:
-        raise SystemExit(f"grade.py: GRADE_JOBS must be a number or 'auto', not {value!r}")
+        raise SystemExit(f"grade: GRADE_JOBS must be a number or 'auto', not {value!r}")
 
 
 def timeout_scale() -> tuple[str, str]:
@@ -184,18 +210,18 @@ def timeout_scale() -> tuple[str, str]:
 def pytest_env(settings: Settings, run_id: str) -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(HERE)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        [str(TOOLS)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env[grade_procs.RUN_VARIABLE] = run_id
     env["GRADE_LOG_DIR"] = str(settings.logs)
-    env["GRADE_BUILT"] = "1"  # conftest.py: the grader has built the tree already
+    env["GRADE_BUILT"] = "1"  # tern/fixtures.py: the grader has built the tree already
     env["GRADE_TIMEOUT_SCALE"] = settings.timeout_scale
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
 def pytest_argv(settings: Settings, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-p", "grade_plugin", "-p", "no:cacheprovider",
-            f"--rootdir={settings.tests}", "--color=no", "-q", *extra]
+    return [sys.executable, "-m", "pytest", "-p", "tern.grade.plugin", "-p", "no:cacheprovider",
+            f"--rootdir={settings.rootdir}", "--color=no", "-q", *extra]
 
 
 def collect(settings: Settings, run_id: str) -> tuple[list[GradedTest], list[dict[str, str]]]:
@@ -204,8 +230,9 @@ def collect(settings: Settings, run_id: str) -> tuple[list[GradedTest], list[dic
     listing = settings.out / "collected.json"
     listing.unlink(missing_ok=True)
     argv = pytest_argv(settings, "--collect-only", f"--grade-collect={listing}",
-                       *(["-m", settings.marks] if settings.marks else []), str(settings.tests))
-    result = subprocess.run(argv, cwd=settings.tests, env=pytest_env(settings, run_id),
+                       *(["-m", settings.marks] if settings.marks else []),
+                       *map(str, settings.tests))
+    result = subprocess.run(argv, cwd=settings.rootdir, env=pytest_env(settings, run_id),
                             stdin=subprocess.DEVNULL, capture_output=True, text=True)
     if not listing.exists():
         tail = "\n".join((result.stdout + result.stderr).strip().splitlines()[-BUILD_TAIL:])
@@ -236,11 +263,11 @@ def run_tests(settings: Settings, tests: list[GradedTest], run_id: str,
     parallel = ["-n", str(jobs), "--dist", "load"] if jobs > 1 else ["-p", "no:xdist"]
     order = long_tests_first(tests, load_durations(settings), jobs)
     argv = pytest_argv(settings, f"--grade-events={events}", *parallel,
-                       *[f"{settings.tests}/{t.nodeid}" for t in order])
+                       *[f"{settings.rootdir}/{t.nodeid}" for t in order])
     by_id = {t.nodeid: t for t in tests}
     deadline = time.monotonic() + settings.time_limit if settings.time_limit else None
     with open(settings.out / "pytest.log", "wb") as log, open(events, "rb") as feed:
-        child = grade_procs.spawn(argv, cwd=settings.tests,
+        child = grade_procs.spawn(argv, cwd=settings.rootdir,
                                   env=pytest_env(settings, run_id), output=log)
         try:
             pending = b""
@@ -580,6 +607,3 @@ def report_flakiness(out: ResultPrinter, signatures: list[list[tuple[str, str, f
             out.line(f"    {names.get(nodeid, nodeid)}: {' '.join(statuses)}")
     return False
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,7 +14,7 @@ Steps:
    listed as protected (the tests, the Makefile, the tools) always come from the starter:
    a submission may change what the lab asks it to change, but nothing that decides its
    grade. Build outputs in the submission are ignored, so the build is always fresh.
-2. Run the tree's own grader, `grading/grade.py --lab LAB`, which builds, runs the lab's
+2. Run the tree's own grader, `tools/grade --lab LAB`, which builds, runs the lab's
    tests and writes Gradescope's results format.
 3. Copy its results.json to ROOT/results, adding a note about any protected file the
    submission tried to change. If the grader did not produce results (it crashed, or ran
@@ -72,7 +72,7 @@ def grade_submission(config: dict, source: Path, submission: Path, results: Path
     shutil.copytree(source / "starter", tree, symlinks=True)
     notes = overlay(submission_root(submission, work), tree, config["protected"])
     # The grader's own limit comes first, so that the tests that finished still count.
-    argv = [sys.executable, "grading/grade.py", "--lab", config["lab"], "--out", str(out),
+    argv = [sys.executable, "tools/grade", "--lab", config["lab"], "--out", str(out),
             "--time-limit", f"{timeout * 0.8:.0f}"]
     print(f"autograde: lab {config['lab']}, tree {tree}", flush=True)
     log = work / "grade.log"
@@ -108,7 +108,7 @@ def run_teed(argv: list[str], cwd: Path, log: IO[str], timeout: float) -> int:
     try:
         status = child.wait(timeout=timeout)
     except BaseException:
-        child.terminate()  # grade.py stops its tests and writes what it has on SIGTERM
+        child.terminate()  # the grader stops its tests and writes what it has on SIGTERM
         try:
             child.wait(timeout=30)
         except subprocess.TimeoutExpired:

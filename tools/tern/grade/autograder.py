@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Build the Gradescope autograder bundle for a lab (`make autograder LAB=profile`).
 
 Gradescope wants one zip with `setup.sh` (run once, to install packages) and
@@ -6,14 +5,14 @@ Gradescope wants one zip with `setup.sh` (run once, to install packages) and
 so each submission is graded on a fresh copy of exactly what students were given:
 
     autograder-LAB.zip
-        setup.sh           installs the Debian packages (grading/gradescope/setup.sh)
+        setup.sh           installs the Debian packages (tern/grade/gradescope/setup.sh)
         run_autograder     finds Python and runs autograde.py
-        autograde.py       starter + submission -> grade.py -> results/results.json
+        autograde.py       starter + submission -> tools/grade -> results/results.json
         autograder.json    {"lab": ..., "protected": [...], "timeout": ...}
         starter/           the student's starting tree, from `make starter LAB=... DEST=...`
 
 The same files are also left unpacked in OUT/source, the folder Gradescope unpacks the zip
-into, so a local run needs no unzip (see grading/gradescope/README.md).
+into, so a local run needs no unzip (see tools/tern/grade/gradescope/README.md).
 
 `--starter DIR` takes an existing tree instead of generating one; the project's tests use
 it to grade our own solution (which must score full marks) without a starter generator.
@@ -32,11 +31,13 @@ import zipfile
 from pathlib import Path
 from typing import Sequence
 
+from tern import REPO, labs
+
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
 BUNDLE_FILES = ("setup.sh", "run_autograder", "autograde.py")
-# The grade comes from these, so they are always the starter's, never the submission's.
-PROTECTED = ["grading", "tools", "Makefile"]
+# The grade comes from these, so they are always the starter's, never the submission's; so
+# do the lab's own files but those its lab.toml names as the student's (tern/labs.py).
+PROTECTED = ["tools", "tests", "Makefile", "pytest.ini", "conftest.py"]
 DEFAULT_TIMEOUT = 1800  # seconds for one submission: build and tests
 # Not part of a tree, when copying one that is not a git repository.
 NOT_SOURCE_NAMES = {".git", "build", "__pycache__", ".pytest_cache"}
@@ -98,11 +99,15 @@ def build_bundle(lab: str, out: Path, starter: Path | None, timeout: int) -> Pat
     with tempfile.TemporaryDirectory(prefix="starter-") as scratch:
         tree = starter if starter is not None else generate_starter(lab, Path(scratch) / "tree")
         count = copy_tree(tree, source / "starter")
-    if not (source / "starter" / "grading" / "grade.py").exists():
-        raise BundleError(f"the starter tree has no grading/grade.py ({count} files copied)")
+    if not (source / "starter" / "tools" / "grade").exists():
+        raise BundleError(f"the starter tree has no tools/grade ({count} files copied)")
+    try:
+        lab_files = labs.load(lab, source / "starter").protected(tree_files(source / "starter"))
+    except labs.LabError as error:
+        raise BundleError(str(error)) from None
     for name in BUNDLE_FILES:
         shutil.copy2(HERE / "gradescope" / name, source / name)
-    config = {"lab": lab, "protected": PROTECTED, "timeout": timeout}
+    config = {"lab": lab, "protected": PROTECTED + lab_files, "timeout": timeout}
     (source / "autograder.json").write_text(json.dumps(config, indent=2) + "\n")
     archive = out / f"autograder-{lab}.zip"
     zip_folder(source, archive)
@@ -134,7 +139,7 @@ def unzip_bundle(archive: Path, dest: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="autograder.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="autograder", description=__doc__.splitlines()[0])
     parser.add_argument("--lab", default="profile")
     parser.add_argument("--starter", help="an existing tree to use as the starter")
     parser.add_argument("--out", default=str(REPO / "build" / "autograder"))
