@@ -8,30 +8,20 @@ format. symtab_test.cc checks that the kernel's lookup reads the same bytes the 
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import struct
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tern import symtab as mksymtab
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "mksymtab.py"
 SAMPLE = Path(__file__).resolve().parent / "data" / "sample.nm"
 
-
-def load_tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("mksymtab", TOOL)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mksymtab = load_tool()
 
 
 def read_table(blob: bytes) -> list[tuple[int, int, str]]:
