@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import pytest
+
+from mkfs_run import Run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,13 +30,6 @@ def mkfs_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     str(ROOT / "mkfs" / "mkfs.cc"), str(ROOT / "mkfs" / "image.cc")],
                    check=True)
     return out
-
-
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
 
 
 @pytest.fixture

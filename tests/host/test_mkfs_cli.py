@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from tern import fsimage
-from conftest import Run
+from mkfs_run import Run
 from tern.fsimage import BSIZE, MAXFILE
 
 RunMkfs = Callable[..., Run]

@@ -22,29 +22,15 @@ a short real run does not.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any, Callable
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-TOOLS = ROOT / "tools"
-DATA = Path(__file__).resolve().parent / "data"
-PROFCONV = TOOLS / "profconv"
+from samples import DATA, PROFCONV, PROFILES, profile_text
 
-import profile_synth
-
-
-PROFILES = ("spin", "mixed", "synthetic")
-
-
-def profile_text(kind: str) -> str:
-    if kind == "synthetic":
-        return profile_synth.make_text(seed=1)
-    return (DATA / f"{kind}.json").read_text(encoding="utf-8")
 
 
 @pytest.fixture(params=PROFILES)
@@ -63,12 +49,6 @@ def spin_path() -> Path:
 @pytest.fixture
 def mixed_path() -> Path:
     return DATA / "mixed.json"
-
-
-def raw_samples(path: Path) -> List[Any]:
-    """The samples of a profile file, read with nothing but the json module: the reference
-    the converters' output is compared with."""
-    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import TOOLS
+from samples import TOOLS
 
 TOOL = TOOLS / "check-platform"
 CASES = 24

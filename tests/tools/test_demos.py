@@ -2,7 +2,7 @@
 
 Each demo of the table in tools/demo is run end to end, as `make demo` runs it (tools/demo,
 into a directory of the test's own), and its profile is checked for what the lecture script
-(labs/demos/README.md) tells the class to look at: the function the lesson is about has the
+(lectures/README.md) tells the class to look at: the function the lesson is about has the
 most self samples, and each demo's own point shows (the two prime counters agree and the
 naive one takes most of the time; one-byte reads spend their samples in the kernel; two
 programs on one hart take turns). Those runs boot tern, a few seconds each, and are skipped
@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict
 
 import pytest
 
-from conftest import DATA, ROOT
+from samples import DATA, ROOT
 from tern.demo import DEMOS
 from tern.prof import model, top
 

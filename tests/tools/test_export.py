@@ -1,4 +1,4 @@
-"""tools/prof/export.py: reading what expcopy wrote to the export disk, and refusing what
+"""tools/tern/prof/export.py: reading what expcopy wrote to the export disk, and refusing what
 is blank, cut short, stale or not an export image at all."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import ROOT
+from samples import ROOT
 from tern.prof import export
 
 HEADER_H = ROOT / "kern" / "abi" / "export.h"

@@ -6,11 +6,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from conftest import raw_samples
+from samples import raw_samples
 
 
 def expected_stacks(samples: List[Dict[str, Any]], with_pid: bool = False) -> Counter:
-    """Folded stacks computed straight from the JSON, independently of tools/prof."""
+    """Folded stacks computed straight from the JSON, independently of tools/tern/prof."""
     out: Counter = Counter()
     for s in samples:
         names = []

@@ -1,4 +1,4 @@
-"""tools/prof/model.py: reading /proc/profile, and refusing what is not a profile."""
+"""tools/tern/prof/model.py: reading /proc/profile, and refusing what is not a profile."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import profile_synth
-from conftest import raw_samples
+from samples import raw_samples
 from tern.prof import model
 
 

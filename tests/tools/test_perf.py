@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from conftest import raw_samples
+from samples import raw_samples
 
 HEADER = re.compile(r"^(\S.+?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(\d+)\s+(\S+):\s*$")
 FRAME = re.compile(r"^\s*([0-9a-f]+)\s+(.+) \((\S*)\)$")

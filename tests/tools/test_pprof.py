@@ -1,6 +1,6 @@
 """pprof output, decoded by an independent reader: npm's pprof-format package.
 
-profconv writes profile.proto with a hand-written protobuf encoder (tools/prof/protobuf.py),
+profconv writes profile.proto with a hand-written protobuf encoder (tools/tern/prof/protobuf.py),
 so its own code cannot be the judge of it. pprof-format, a decoder written by others from
 the same public profile.proto, reads the file in Node; tests/tools/pprof_dump.mjs prints
 what it decoded as JSON, and that is compared with the profile's JSON.
@@ -22,7 +22,7 @@ from typing import Any, Callable, Dict
 
 import pytest
 
-from conftest import ROOT, raw_samples
+from samples import ROOT, raw_samples
 from tern.prof import protobuf
 
 NODE_PREFIX = ROOT / "build" / "tools-node"

@@ -10,7 +10,7 @@ from typing import Callable
 
 import pytest
 
-from conftest import PROFCONV, raw_samples
+from samples import PROFCONV, raw_samples
 
 FORMATS = ("top", "folded", "speedscope", "perf", "pprof", "svg", "html")
 

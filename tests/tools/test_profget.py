@@ -24,7 +24,7 @@ from types import ModuleType
 
 import pytest
 
-from conftest import ROOT
+from samples import ROOT
 from tern.prof import export, model
 
 PROFGET = ROOT / "tools" / "profget"

@@ -15,7 +15,7 @@ from typing import List
 
 import pytest
 
-from conftest import TOOLS
+from samples import TOOLS
 
 PACKAGE = TOOLS / "tern"
 SOURCES: List[Path] = ([PACKAGE / "__init__.py"] + sorted((PACKAGE / "prof").glob("*.py"))

@@ -20,7 +20,7 @@ from typing import Callable, Dict, List, Optional
 
 import pytest
 
-from conftest import ROOT, raw_samples
+from samples import ROOT, raw_samples
 
 BUILD = ROOT / "build"
 

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from conftest import raw_samples
+from samples import raw_samples
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 

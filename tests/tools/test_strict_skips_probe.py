@@ -1,6 +1,5 @@
 """A test that skips when STRICT_SKIPS_PROBE=1 and passes at once otherwise: the probe that
-grading/test_strict_skips.py runs to check this folder's conftest.py (skips fail under
-CI=true)."""
+tests/grader/test_strict_skips.py runs to check that skips fail under CI=true here too."""
 
 import os
 

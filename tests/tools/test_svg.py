@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, List, Tuple
 
-from conftest import raw_samples
+from samples import raw_samples
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
 TITLE = re.compile(r"^(.*): (\d+) samples? \((\d+\.\d)%\)(?:, (\d+) in its own code)?$")

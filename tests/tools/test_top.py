@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Tuple
 
-from conftest import raw_samples
+from samples import raw_samples
 
 # The row format of `profile top` (user/profile.cc), which profconv copies.
 ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\[k\] )?(.+)$")
