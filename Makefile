@@ -70,7 +70,7 @@ $(BUILD)/$(K)/%.S.o: $(K)/%.S
 $(BUILD)/kernel.pass1: $(KOBJS) $(K)/kernel.ld
 	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS)
 
-$(BUILD)/ksyms.bin: $(BUILD)/kernel.pass1 tools/mksymtab.py
+$(BUILD)/ksyms.bin: $(BUILD)/kernel.pass1 tools/mksymtab.py tools/tern/symtab.py
 	$(NM) -C -n -S --defined-only $< | $(PYTHON) tools/mksymtab.py > $@
 
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.bin
@@ -128,7 +128,7 @@ QEMUOPTS = -machine virt -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -sm
 
 all: $(BUILD)/kernel.elf fs.img ## build the kernel, the user programs and fs.img (installs nothing)
 
-# The exact QEMU command line, for the test harness (grading/machine.py).
+# The exact QEMU command line, for the test harness (tools/tern/machine.py).
 print-qemu:
 	@echo $(QEMU) $(QEMUOPTS)
 
@@ -149,7 +149,7 @@ qemu-gdb: deps-debug ## the same, QEMU waiting for gdb-multiarch (see .gdbinit)
 	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
 	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
 
-# --- The profiling demos (labs/demos/README.md) ----------------------------------------------
+# --- The profiling demos (lectures/README.md) ----------------------------------------------
 # `make demo DEMO=name` runs one of the lecture demos listed by `make demo-list` (the table
 # is in tools/demo) and writes every view of its profile to build/demo/NAME/. DEMO_CMD runs
 # any shell command instead (views in build/demo/custom/); DEMO_RATE and DEMO_CPUS override
@@ -192,12 +192,12 @@ test: deps-test ## install what the tests need if missing, then run every test
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
-	$(PYTHON) -m pytest -q -rs grading $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs tests/qemu tests/grader labs $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
 # once). CI runs them in a fresh Debian root, where `make test` would take too long.
-test-host: deps-test ## the same, without the QEMU tests in grading/
+test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)

@@ -1,4 +1,4 @@
-"""tools/mkstarter: the marker rules, and the profile lab's starter tree it writes.
+"""tools/mkstarter (tools/tern/starter.py): the marker rules, and the profile lab's starter tree it writes.
 
 The rules are checked on small texts. The real starter is generated once (into a temporary
 directory, without git, which is tested separately) and checked for what a student must
@@ -9,14 +9,14 @@ compiles.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tern import starter as mk
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOL = ROOT / "tools" / "mkstarter"
@@ -42,20 +42,9 @@ SOLUTION_ONLY = [
 # The files the lab's regions are in.
 LAB_FILES = ["kern/profile/sysprofile.cc", "kern/profile/report.cc", "user/profile.cc",
              "labs/profile/answers.txt"]
-NOT_IN_STARTER = ["grading/mutants", "grading/test_lab_discrimination.py", "tools/mkstarter",
-                  "tests/host/test_mkstarter.py", "build", "fs.img", ".git"]
-
-
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader("mkstarter", str(TOOL))
-    spec = importlib.util.spec_from_loader("mkstarter", loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["mkstarter"] = module  # dataclasses look their module up by name
-    loader.exec_module(module)
-    return module
-
-
-mk = load_tool()
+NOT_IN_STARTER = ["labs/profile/mutants", "labs/profile/test_lab_discrimination.py",
+                  "tools/mkstarter", "tools/tern/starter.py", "tests/host/test_mkstarter.py",
+                  "build", "fs.img", ".git"]
 
 
 # --- The rules -----------------------------------------------------------------------------
@@ -160,7 +149,8 @@ def test_excluded_files_absent(starter: Path) -> None:
     present = [name for name in NOT_IN_STARTER if (starter / name).exists()]
     assert not present, f"the starter must not contain {present}"
     for needed in ("Makefile", "labs/profile/README.md", "labs/profile/answers.txt",
-                   "grading/test_lab_profile.py", "grading/machine.py", "kern/profile/sampler.cc"):
+                   "labs/profile/lab.toml", "labs/profile/test_lab_profile.py",
+                   "tools/tern/machine.py", "tools/grade", "kern/profile/sampler.cc"):
         assert (starter / needed).is_file(), f"the starter lacks {needed}"
 
 
@@ -217,5 +207,5 @@ def test_refuses_a_non_empty_destination(tmp_path: Path) -> None:
 def test_unknown_lab_is_an_error(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, str(TOOL), "--lab", "nosuchlab", "--dest",
                              str(tmp_path / "x"), "--no-git"], capture_output=True, text=True)
-    assert result.returncode == 1 and "no `LAB nosuchlab/...` regions" in result.stderr
+    assert result.returncode == 1 and "no lab 'nosuchlab'" in result.stderr, result.stderr
     assert not (tmp_path / "x").exists()

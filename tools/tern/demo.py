@@ -5,7 +5,7 @@
     tools/demo --command CMD [NAME]         CMD instead of the demo's commands
     tools/demo --views PROFILE [-o DIR]     only the views, of a profile already on disk
 
-`make demo DEMO=NAME` runs this; labs/demos/README.md is the lecture script that goes with
+`make demo DEMO=NAME` runs this; lectures/README.md is the lecture script that goes with
 it. A demo is a few shell commands typed at tern's prompt after `profile rate RATE`, on a
 machine with a given number of harts. tools/profget boots tern, types them, and copies
 /proc/profile out through the export disk; then every view of it is written to DIR

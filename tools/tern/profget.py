@@ -7,7 +7,7 @@
 Boots tern in QEMU exactly as `make qemu` does, plus a second disk: a blank image file that
 tern sees as /dev/export. At the shell it types each COMMAND in turn, then
 `expcopy /proc/profile`, which copies the profile onto that disk (kern/abi/export.h), then
-`halt`. Once QEMU has exited, the image is unpacked and checked (tools/prof/export.py)
+`halt`. Once QEMU has exited, the image is unpacked and checked (tools/tern/prof/export.py)
 and the profile written to OUT.
 
 Why not simply `cat /proc/profile` on the console? The serial console moves a few

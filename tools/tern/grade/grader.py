@@ -64,7 +64,7 @@ from tern.grade.results import (GradedTest, Result, gradescope_json, junit_xml, 
 # The folder that holds the package: what pytest's workers need on their path.
 TOOLS = Path(__file__).resolve().parents[2]
 LABS = "labs"  # labs/NAME/ holds lab NAME's graded tests
-SYSTEM_TESTS = "grading"  # the system tests, some graded in pseudo-labs (boot, fs, ...)
+SYSTEM_TESTS = "tests/qemu"  # the system tests, some graded in pseudo-labs (boot, fs, ...)
 
 BUILD_TAIL = 25  # compiler lines shown for a failed build
 CONSOLE_TAIL = 12  # console lines shown under a failure in the terminal

@@ -1,4 +1,4 @@
-// The interactive part of the HTML profile report (tools/prof/report.py).
+// The interactive part of the HTML profile report (tools/tern/prof/report.py).
 //
 // The page arrives with the flame graph already drawn: report.py writes one SVG group per
 // box, with its place in the tree in data-* attributes (data-start and data-count in

@@ -12,7 +12,7 @@ tests switch sampling on with `profile PID on`, never `profile run`.
 
 Most tests share one machine (the `shared` fixture) and start from a clean profile
 (`profile clear`, then a rate of their own). Each test is complete in itself, so any one of
-them can be run alone (`pytest grading/test_lab_profile.py -k read_sizes`) and the grader
+them can be run alone (`pytest labs/profile/test_lab_profile.py -k read_sizes`) and the grader
 may spread them over several machines.
 
 Profiles go to the host over the console with `cat /proc/profile`, a few tens of KB a
@@ -36,12 +36,11 @@ import pytest
 
 from tern import export_disk
 from tern import jobs
-import profile_check as pc
+from tern import profile_check as pc
 from tern.machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
-from profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
-                           seed_from_env, symbol_bytes)
+from tern.profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
+                                seed_from_env, symbol_bytes)
 
-LAB = "profile"
 SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
@@ -60,7 +59,7 @@ COST_NEAR, COST_FAR, COST_RATIO = 64 * 1024, 256 * 1024, 7.0
 ANSWERS = REPO / "labs" / "profile" / "answers.txt"
 ANSWER_PLACEHOLDER = "(write your answer here)"
 
-points = pytest.mark.points
+points = pytest.mark.points  # the lab is this folder, labs/profile/
 
 
 # --- Helpers ------------------------------------------------------------------------------
@@ -174,7 +173,7 @@ def assert_no_problems(problems: list[str], what: str) -> None:
 # --- Task 1: the profile system call -----------------------------------------------------
 
 
-@points(8, lab=LAB)
+@points(8)
 def test_on_off_running_process(shared: Machine) -> None:
     pid = jobs.start_background(shared, "spin")
     try:
@@ -214,7 +213,7 @@ LEGEND = ("on/pid N: PROF_ON for a pid no process has; off/pid N: PROF_OFF likew
           "must return 0")
 
 
-@points(8, lab=LAB)
+@points(8)
 def test_bad_arguments_return_minus_one(shared: Machine) -> None:
     out = shared.run("pbadcall", failures=(PANIC, TRAP), timeout=PBADCALL_TIMEOUT)
     failures = re.findall(r"pbadcall: FAIL (.*)", out)
@@ -226,7 +225,7 @@ def test_bad_arguments_return_minus_one(shared: Machine) -> None:
     assert "pbadcall: all -1" in out, f"pbadcall did not finish: {out!r}"
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_rate_limits_accepted(shared: Machine) -> None:
     try:
         for hz in (10, 10000, 250):
@@ -243,7 +242,7 @@ def test_rate_limits_accepted(shared: Machine) -> None:
         shared.run("profile rate 1000")
 
 
-@points(6, lab=LAB)
+@points(6)
 def test_all_mode(shared: Machine) -> None:
     fresh_profile(shared, 100)
     status, out = status_of(shared, "profile all on")
@@ -275,7 +274,7 @@ def test_all_mode(shared: Machine) -> None:
         f"(`profile all off` exited with status {status})")
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_clear(shared: Machine) -> None:
     fresh_profile(shared, 100)
     profile_background(shared, "spin", 0.7)
@@ -292,7 +291,7 @@ def test_clear(shared: Machine) -> None:
         f"(prof::clear_samples)")
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_exited_process_is_gone(shared: Machine) -> None:
     fresh_profile(shared, 100)
     pid = jobs.start_background(shared, "spin")
@@ -315,7 +314,7 @@ def test_exited_process_is_gone(shared: Machine) -> None:
 # --- Task 2: /proc/profile -----------------------------------------------------------------
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_empty_profile_is_an_empty_array(shared: Machine) -> None:
     fresh_profile(shared, 100)
     read = labread(shared, 4096)
@@ -361,7 +360,7 @@ def spin_profile(_shared_holder) -> SpinProfile:
     return SpinProfile(pid, m.run("cat /proc/profile", timeout=CAT_TIMEOUT), m.cpus)
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_profile_is_valid_json(spin_profile: SpinProfile) -> None:
     samples = spin_profile.samples
     assert_no_problems(pc.schema_problems(samples),
@@ -382,7 +381,7 @@ FIELDS_RATE = 100  # Hz: a period of 10 ms, a tenth of what raw `time` ticks wou
 FIELDS_SECONDS = 1.5
 
 
-@points(2, lab=LAB)
+@points(2)
 def test_sample_fields(shared: Machine) -> None:
     """Three spins at once on three harts: comm, hart and timestamp hold what they say."""
     fresh_profile(shared, FIELDS_RATE)
@@ -416,7 +415,7 @@ def test_sample_fields(shared: Machine) -> None:
                        "\"timestamp\" should be microseconds since boot")
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
     fresh_profile(shared, 20)
     profile_background(shared, "spin", 1.5)
@@ -433,7 +432,7 @@ def test_read_sizes_give_same_bytes(shared: Machine) -> None:
             f"off and n fall inside a sample")
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_user_frames_symbolized(spin_profile: SpinProfile) -> None:
     # Samples taken before spin's exec (it was started with `spin &`) are the shell's.
     samples = pc.of_program(spin_profile.samples, spin_profile.pid, "spin")
@@ -457,7 +456,7 @@ def function_end(program: str, name: str) -> int:
     return syms[0].start + syms[0].size
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_symbols_at_return_address(shared: Machine) -> None:
     fresh_profile(shared, 50)
     pid = profile_background(shared, "labret 60", 1.5, min_samples=40)
@@ -486,7 +485,7 @@ def test_symbols_at_return_address(shared: Machine) -> None:
         f"{sorted(hex(a) for a in returns)}")
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_kernel_frames(shared: Machine) -> None:
     fresh_profile(shared, 100)
     pid = profile_background(shared, "psys 60", 2, min_samples=40)
@@ -521,7 +520,7 @@ def is_stub_caller(name: str) -> bool:
     return name in STUB_CALLERS or name.startswith("(anonymous namespace)::format(")
 
 
-@points(2, lab=LAB)
+@points(2)
 def test_stub_caller_follows_pc(shared: Machine) -> None:
     fresh_profile(shared, 100)
     pid = profile_background(shared, "psys 60", 2, min_samples=40)
@@ -566,7 +565,7 @@ def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
         f"samples {what} name hot first: {pc.common_chains(mine)}")
 
 
-@points(2, lab=LAB)
+@points(2)
 def test_names_after_clear(shared: Machine) -> None:
     """PROF_CLEAR while a process is profiled: its later samples still name its functions."""
     fresh_profile(shared, 100)
@@ -584,7 +583,7 @@ def test_names_after_clear(shared: Machine) -> None:
     spin_names_problems(samples, pid, "after a `profile clear` while it was profiled")
 
 
-@points(2, lab=LAB)
+@points(2)
 def test_names_in_all_mode(shared: Machine) -> None:
     """All mode names a process that was already running when it was switched on."""
     fresh_profile(shared, 100)
@@ -612,7 +611,7 @@ def first_sample(m: Machine) -> pc.Sample:
     return json.loads(match.group(0))
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_full_profile(shared: Machine, boot) -> None:
     """Fill the sample array: the oldest samples stay, and reading it takes linear time."""
     fresh_profile(shared, 10000)
@@ -691,7 +690,7 @@ def read_costs(boot) -> tuple[int, int]:
 
 
 # Samples whose names escape to nearly a kilobyte each, 32 frames deep, through a second disk:
-# the console is far too slow for them (see grading/export_disk.py).
+# the console is far too slow for them (see tools/tern/export_disk.py).
 @dataclass(frozen=True)
 class NamesProfile:
     pid: int
@@ -737,7 +736,7 @@ def names_samples(p: NamesProfile) -> list[pc.Sample]:
     return samples
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_long_escaped_names_at_full_depth(names_profile: NamesProfile) -> None:
     """32 frames of names that escape to nearly a kilobyte each still make valid JSON."""
     samples = names_samples(names_profile)
@@ -748,7 +747,7 @@ def test_long_escaped_names_at_full_depth(names_profile: NamesProfile) -> None:
         "names: size the buffer for MAX_FRAMES names of NAME_MAX - 1 bytes, each escaped)"))
 
 
-@points(2, lab=LAB)
+@points(2)
 def test_at_most_32_frames_with_stub_caller(names_profile: NamesProfile) -> None:
     """A rendered sample holds at most MAX_FRAMES frames, the stub's caller included."""
     samples = pc.of_pid(names_samples(names_profile), names_profile.pid)
@@ -767,7 +766,7 @@ def test_at_most_32_frames_with_stub_caller(names_profile: NamesProfile) -> None
         f"e.g. {pc.describe(in_stub[0])}")
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_live_reads_end_with_one_document(shared: Machine) -> None:
     """While a process is sampled, each opening reads one document: nothing after its end."""
     seed = seed_from_env("LAB_READ_SEED")
@@ -802,7 +801,7 @@ def profile_run(m: Machine, cmd: str) -> tuple[re.Match[str], str]:
     return match, out
 
 
-@points(5, lab=LAB)
+@points(5)
 def test_profile_run_report(shared: Machine) -> None:
     # 1000 Hz: even on a host that runs the guest a third of the time, hundreds of samples,
     # so that hot leads middle by far more than chance (31 samples once put middle first).
@@ -822,7 +821,7 @@ def test_profile_run_report(shared: Machine) -> None:
 START_RATE = 1000  # Hz: labstart's first 40 ms should get about 40 samples
 
 
-@points(3, lab=LAB)
+@points(3)
 def test_profile_run_samples_from_the_start(shared: Machine) -> None:
     fresh_profile(shared, START_RATE)
     match, out = profile_run(shared, "labstart 1")
@@ -841,7 +840,7 @@ def test_profile_run_samples_from_the_start(shared: Machine) -> None:
         f"profile(pid, PROF_ON, 0), and exec only then (a pipe is one way):\n{out}")
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_profile_run_reports_its_process_only(shared: Machine) -> None:
     fresh_profile(shared, 100)
     other = profile_background(shared, "spin", 1)
@@ -861,7 +860,7 @@ def test_profile_run_reports_its_process_only(shared: Machine) -> None:
         f"{len(pc.of_pid(samples, pid))} of pid {pid}")
 
 
-@points(4, lab=LAB)
+@points(4)
 def test_profile_run_arguments_and_status(shared: Machine) -> None:
     fresh_profile(shared, 100)
     match, out = profile_run(shared, "echo one two three")
@@ -885,7 +884,7 @@ def answer_sections(text: str) -> dict[str, str]:
     return answers
 
 
-@points(10, lab=LAB)
+@points(10)
 def test_answers_written() -> None:
     assert ANSWERS.exists(), f"{ANSWERS.relative_to(REPO)} is missing"
     answers = answer_sections(ANSWERS.read_text())

@@ -6,7 +6,7 @@ open-file table, pipes, the process table, the profiler's image table (with the 
 table) and keeps the buffer cache busy; while each is full it makes random link, create,
 mkdir, mknod, unlink and open calls and checks /tx against its model of what the calls that
 returned 0 did. Then the machine powers off with `halt` and the disk image is read by the
-independent checker, tests/host/fsimage.py: no name twice in a directory, link counts equal
+independent checker, tools/tern/fsimage.py: no name twice in a directory, link counts equal
 to the entries, the bitmap exact, no inode allocated and unreachable.
 
 The seed is TEXHAUST_SEED if set, otherwise drawn at random; it is printed, so a failure can
@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tern.machine import REPO, Machine
-from profile_props import seed_from_env
-
 from tern import fsimage
+from tern.machine import REPO, Machine
+from tern.profile_props import seed_from_env
 
 ROUNDS = 8
 SUMMARY = re.compile(r"texhaust: (\w+): (\d+) calls, (\d+) failed with -1")

@@ -112,7 +112,7 @@ def min_memory_mib() -> int:
 @pytest.mark.parametrize("below", [1, 16])
 def test_too_little_memory_is_refused(below: int, tmp_path: Path) -> None:
     """Below its stated minimum the kernel says so and powers off with a failure status,
-    before it hands out a page; at the minimum it boots (grading/test_platforms.py)."""
+    before it hands out a page; at the minimum it boots (tests/qemu/test_platforms.py)."""
     mib = min_memory_mib() - below
     image = tmp_path / "fs.img"
     shutil.copyfile(REPO / "fs.img", image)

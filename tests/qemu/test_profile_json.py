@@ -34,10 +34,10 @@ import pytest
 
 from tern import export_disk
 from tern import jobs
-import profile_check as pc
+from tern import profile_check as pc
 from tern.machine import REPO, Machine
-from profile_props import (BOTTOM, DESCEND, document_problems, hostile_names, name_problems,
-                           parse_openings, seed_from_env, symbol_bytes)
+from tern.profile_props import (BOTTOM, DESCEND, document_problems, hostile_names, name_problems,
+                                parse_openings, seed_from_env, symbol_bytes)
 
 USER = REPO / "build" / "user"
 RUN_TIMEOUT = 120

@@ -22,7 +22,7 @@ import random
 import re
 from dataclasses import dataclass
 
-import profile_check as pc
+from tern import profile_check as pc
 
 DESCEND = ("descenso_" + "ñ" * 80).encode()  # user/pnames.cc: longer than the name buffer
 BOTTOM = ("fondo_" + "é" * 70).encode()      # fits whole

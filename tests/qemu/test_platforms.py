@@ -19,8 +19,8 @@ and every pair of a timer and a firmware appear in at least one cell. test_desig
 that, so a changed table cannot lose a pair unnoticed.
 
 A cell is one machine running `usertests -q` (the kernel's own suite, which must find the
-memory there is, whatever its size) and, beside it, grading/test_lab_profile.py in a second
-pytest with GRADE_PLATFORM set to the cell's Makefile variables (grading/machine.py boots
+memory there is, whatever its size) and, beside it, labs/profile/test_lab_profile.py in a second
+pytest with GRADE_PLATFORM set to the cell's Makefile variables (tools/tern/machine.py boots
 every machine of that run on them). Each cell's result is counted in the summary at the end
 ("platform <cell>: 1/1"); under pytest-xdist (`-n 2`) cells run in parallel. A failed cell's
 consoles go to build/grade-logs/platforms/<cell>/ (usertests.log, the lab's own logs, and
@@ -143,7 +143,7 @@ def check_banner(m: Machine, cell: Cell) -> None:
 
 
 def start_lab(cell: Cell) -> tuple[subprocess.Popen[str], Path]:
-    """grading/test_lab_profile.py on the cell's platform, in a pytest of its own."""
+    """labs/profile/test_lab_profile.py on the cell's platform, in a pytest of its own."""
     logs = LOG_DIR / "platforms" / cell.name
     logs.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GRADE_PLATFORM=shlex.join(cell.makevars()),
@@ -153,7 +153,7 @@ def start_lab(cell: Cell) -> tuple[subprocess.Popen[str], Path]:
     with out.open("w") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-build",
-             "grading/test_lab_profile.py"],
+             "labs/profile/test_lab_profile.py"],
             cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT, text=True)
     return proc, out
 

@@ -1,12 +1,12 @@
 """Proof that the profile lab's grade tests tell a right solution from wrong ones.
 
-grading/test_lab_profile.py gives our tree 100 points. That proves nothing about a student's
+labs/profile/test_lab_profile.py gives our tree 100 points. That proves nothing about a student's
 tree unless the same tests also fail the trees that are not right. Two kinds are checked:
 
 * The starter (`make starter LAB=profile`, built from scratch in a temporary directory): it
   must build and boot, pass a few ordinary tests (the boot, some utilities), and fail every
   lab test, with the lab's tests copied unchanged into it.
-* Mutants (grading/mutants/*.patch): each patch makes one mistake a student could make, in a
+* Mutants (labs/profile/mutants/*.patch): each patch makes one mistake a student could make, in a
   copy of our tree (the file ignores the read offset, the call accepts a pid that does not
   exist, return addresses looked up as they are, a full array overwriting old samples, no
   comma between samples, ...). A patch names the lab test that must catch it (`Caught by:
@@ -28,7 +28,7 @@ This is slow: a build from scratch and a run of the whole lab for the starter (a
 minutes on a loaded two-core machine), then an incremental build, a boot and one test for each
 mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads them:
 
-    /usr/bin/python3 -m pytest -n 2 grading/test_lab_discrimination.py
+    /usr/bin/python3 -m pytest -n 2 labs/profile/test_lab_discrimination.py
 """
 
 from __future__ import annotations
@@ -49,10 +49,10 @@ from tern.machine import LOG_DIR, REPO
 
 pytestmark = pytest.mark.slow
 
-LAB_TESTS = "grading/test_lab_profile.py"
-MUTANTS = sorted((REPO / "grading" / "mutants").glob("*.patch"))
+LAB_TESTS = "labs/profile/test_lab_profile.py"
+MUTANTS = sorted((Path(__file__).resolve().parent / "mutants").glob("*.patch"))
 # Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
-STARTER_SMOKE = ["grading/test_boot.py", "grading/test_utils.py"]
+STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
 # The directories of build/ that copy_tree copies: the objects of `make all`. The others
 # (logs, other builds, benchmarks) are not needed to build.
 BUILD_KEEP = {"kern", "user"}
@@ -98,7 +98,7 @@ class Outcomes:
 
 
 def verdict(phases: list[dict]) -> tuple[str, str]:
-    """One test's result from its phases (conftest.py's --outcomes lines): "failed" only for
+    """One test's result from its phases (tern/fixtures.py's --outcomes lines): "failed" only for
     an assertion of the test's own in the call phase; "error" for any other exception or a
     failure in setup or teardown; "skipped"; else "passed". With the reason."""
     for phase in phases:
@@ -113,7 +113,7 @@ def verdict(phases: list[dict]) -> tuple[str, str]:
 
 
 def pytest_in(tree: Path, files: Sequence[str], *args: str, timeout: float = 1200) -> Outcomes:
-    """Run pytest on `files` of `tree` (its own grading/ and build), results per test."""
+    """Run pytest on `files` of `tree` (its own tests and build), results per test."""
     record = tree / "build" / "discrimination-outcomes.jsonl"
     record.unlink(missing_ok=True)
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-build",
@@ -143,7 +143,7 @@ def copy_tree(dest: Path) -> Path:
 
 
 def record(record_property, case: str, line: str) -> None:
-    """One line of the summary: in the terminal (a conftest.py tally) and in SUMMARY_DIR."""
+    """One line of the summary: in the terminal (a tern/fixtures.py tally) and in SUMMARY_DIR."""
     record_property("tally", (line, True))
     SUMMARY_DIR.mkdir(parents=True, exist_ok=True)
     (SUMMARY_DIR / f"{case}.txt").write_text(line + "\n")

@@ -39,7 +39,7 @@ from typing import Iterator
 import pytest
 
 from tern import jobs
-import profile_check as pc
+from tern import profile_check as pc
 from tern.fixtures import SharedMachine
 from tern.machine import LOG_DIR, Machine, timeout_scale
 

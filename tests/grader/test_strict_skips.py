@@ -1,7 +1,7 @@
-"""Skips fail under CI=true and say why otherwise (strict_skips.py, through the report hooks
-of grading/conftest.py and tests/tools/conftest.py).
+"""Skips fail under CI=true and say why otherwise (tools/tern/strict_skips.py, a pytest plugin
+that the root conftest.py loads for every folder).
 
-Each of the two folders has a probe test that skips when STRICT_SKIPS_PROBE=1 and passes at
+Two folders, this one and tests/tools, have a probe test that skips when STRICT_SKIPS_PROBE=1 and passes at
 once otherwise. Here each probe runs in a pytest of its own, with and without CI=true: with
 it the run must fail and give the skip's reason; without it the run passes and `-rs` prints
 the reason.
@@ -19,7 +19,7 @@ from tern.machine import REPO
 
 PROBE_REASON = "the probe skips on purpose"
 PROBES = {
-    "grading": ["--no-build", "grading/test_strict_skips.py::test_probe"],
+    "tests/grader": ["--no-build", "tests/grader/test_strict_skips.py::test_probe"],
     "tests/tools": ["tests/tools/test_strict_skips_probe.py::test_probe"],
 }
 

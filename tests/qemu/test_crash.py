@@ -20,7 +20,7 @@ that promise the hard way. Each crash cycle:
      about half of the crashes inside a commit, where the log matters. (A kernel that writes
      blocks home before committing them to the log passes most "time" cycles and fails
      most "write" ones.)
-4. checks the image as the crash left it, with tests/host/fsimage.py replaying a committed
+4. checks the image as the crash left it, with tools/tern/fsimage.py replaying a committed
    transaction in memory first (as the kernel does at boot): the result must already be a
    consistent file system;
 5. boots again on the same image, so the kernel replays the log itself, runs `ls`, and
@@ -46,7 +46,7 @@ number of cycles is CRASH_CYCLES (default 24). At the end the terminal summary p
 
 When a cycle fails, the console logs of both boots are saved under build/grade-logs/ as for
 any test, and the image as the crash left it is saved next to them (`...-crash.img`), so
-`python3 tests/host/fsimage.py --no-replay IMG` can be run on it by hand. The workload's
+`PYTHONPATH=tools python3 -m tern.fsimage --no-replay IMG` can be run on it by hand. The workload's
 three processes interleave as the scheduler decides, so a seed does not reproduce a crash
 exactly; the saved image does.
 """
@@ -68,11 +68,9 @@ from typing import Callable, Protocol, Sequence
 
 import pytest
 
-from tern import machine
-from tern.machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, log_path_for
-
-from tern import fsimage
+from tern import fsimage, machine
 from tern.fsimage import BSIZE, T_DIR, T_FILE, Image
+from tern.machine import PANIC, REPO, TEST_FAIL, TRAP, Machine, log_path_for
 
 pytestmark = pytest.mark.points(1, lab="fs")
 

@@ -20,11 +20,10 @@ from pathlib import Path
 
 import pytest
 
-import profile_check as pc
-from tern.machine import REPO, Machine
-from profile_props import seed_from_env
-
 from tern import fsimage
+from tern import profile_check as pc
+from tern.machine import REPO, Machine
+from tern.profile_props import seed_from_env
 
 CAT_TIMEOUT = 60
 TINY_ELF_CODE = 120  # user/tinyelf.h: where a tiny program's code starts
