@@ -268,18 +268,18 @@ starter: ## the student's tree of a lab [LAB=profile DEST=dir]
 # --- End of labs -----------------------------------------------------------------------------
 
 # --- Benchmarks ------------------------------------------------------------------------------
-# bench/run.py runs them; the README's "Benchmarks" section explains the figures.
+# tools/bench runs them (tools/tern/bench/); the README's "Benchmarks" section explains them.
 #   make bench [BENCH_ARGS="--runs 5 --only syscalls,profiler"]
 #        every benchmark, several runs each: a table, build/bench/results.json, table.md
 #   make bench-smoke    one short run of each (about a minute), so that they keep working
 bench: deps-grade ## every benchmark, several runs each [BENCH_ARGS=...]
 	$(BUILD_AFTER_DEPS)
 	BENCH_COMMAND="make bench$(if $(BENCH_ARGS), BENCH_ARGS='$(BENCH_ARGS)')" \
-		$(PYTHON) bench/run.py $(BENCH_ARGS)
+		$(PYTHON) tools/bench $(BENCH_ARGS)
 
 bench-smoke: deps-grade ## one short run of each benchmark
 	$(BUILD_AFTER_DEPS)
-	BENCH_COMMAND="make bench-smoke" $(PYTHON) bench/run.py --smoke
+	BENCH_COMMAND="make bench-smoke" $(PYTHON) tools/bench --smoke
 
 .PHONY: bench bench-smoke
 # --- End of benchmarks -----------------------------------------------------------------------

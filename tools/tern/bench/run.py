@@ -2,7 +2,7 @@
 ''''exec "$("$(dirname "$0")/../tools/find-python")" "$0" "$@" # '''
 """Benchmark figures for tern: `make bench` (and `make bench-smoke`, which `make test` runs).
 
-    bench/run.py [--smoke] [--runs N] [--only GROUP,...] [--no-build] [--readme FILE]
+    tools/bench [--smoke] [--runs N] [--only GROUP,...] [--no-build] [--readme FILE]
 
 Runs each benchmark several times, prints a table of figures (the median of the runs, with
 their spread), and writes every value to build/bench/results.json (the smoke pass writes
@@ -10,10 +10,10 @@ build/bench/results-smoke.json), plus the same table in Markdown to build/bench/
 
 The groups, in the order they run:
 
-  syscalls   system calls, counted in guest instructions under -icount (bench/icount.py)
+  syscalls   system calls, counted in guest instructions under -icount (icount.py)
   profiler   the profiler's cost per sample, its slowdown, rendering /proc/profile, and
              the timer trap on both clocks, Sstc and SBI (icount)
-  boot       boot time at CPUS=1 and CPUS=3 (wall clock; bench/wallclock.py)
+  boot       boot time at CPUS=1 and CPUS=3 (wall clock; wallclock.py)
   usertests  `usertests -q` at CPUS=3 (wall clock)
   symbolize  reading /proc/profile with 100,000 samples in it (wall clock)
   export     a profile of over 5 MB copied out to the host by expcopy (wall clock)
@@ -49,15 +49,11 @@ import time
 from pathlib import Path
 from typing import Callable
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import figures as F  # noqa: E402
-import icount  # noqa: E402
-import wallclock  # noqa: E402
-from icount import ICOUNT_ARGS  # noqa: E402
-from wallclock import Machine, MachineError  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
+from tern import REPO
+from tern.bench import figures as F
+from tern.bench import icount, wallclock
+from tern.bench.icount import ICOUNT_ARGS
+from tern.bench.wallclock import Machine, MachineError
 OUT_DIR = REPO / "build" / "bench"
 GROUPS = ("syscalls", "profiler", "boot", "usertests", "symbolize", "export", "grader")
 README_BEGIN = "<!-- bench table begin -->"
@@ -226,7 +222,7 @@ class Bench:
 
 def command_line(argv: list[str]) -> str:
     made_by = os.environ.get("BENCH_COMMAND")  # set by the Makefile: `make bench`
-    return made_by or "bench/run.py " + shlex.join(argv)
+    return made_by or "tools/bench " + shlex.join(argv)
 
 
 def digest(path: Path) -> str:
@@ -301,8 +297,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
-def main(argv: list[str]) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
     if not args.no_build and "MAKELEVEL" not in os.environ:
         log("make all")
         built = subprocess.run(["make", "-s", "all"], cwd=REPO, capture_output=True, text=True)
@@ -362,6 +358,3 @@ def main(argv: list[str]) -> int:
     # that pass exists to keep the benchmarks working.
     return 1 if problems and bench.smoke else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -24,20 +24,17 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from figures import Figure, Target
-from icount import REFUSED, Unavailable, parse
-
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tools"))
-from tern import profget  # noqa: E402 (the benchmark copies the profile out with its code)
-from tern.machine import PANIC, TRAP, Machine, MachineError, qemu_command  # noqa: E402
-from tern.prof import export, model  # noqa: E402
+from tern import REPO
+from tern import profget  # the benchmark copies the profile out with profget's code
+from tern.bench.figures import Figure, Target
+from tern.bench.icount import REFUSED, Unavailable, parse
+from tern.machine import PANIC, TRAP, Machine, MachineError, qemu_command
+from tern.prof import export, model
 
 BIG_CAPACITY = 131072
 BIG_BUILD = "build/bench-big"

@@ -29,13 +29,9 @@ trap itself (entry, handler, re-arm, exit).
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-from figures import Figure, Target
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from tern.bench.figures import Figure, Target
 from tern.machine import Machine, MachineError
 
 ICOUNT_ARGS = ("-icount", "shift=0,sleep=off")
