@@ -128,9 +128,13 @@ QEMUOPTS = -machine virt -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -sm
 
 all: $(BUILD)/kernel.elf fs.img ## build the kernel, the user programs and fs.img (installs nothing)
 
-# The exact QEMU command line, for the test harness (tools/tern/machine.py).
+# The exact QEMU command line and the toolchain's prefix, for the Python code
+# (tools/tern/toolchain.py), which asks rather than repeats them.
 print-qemu:
 	@echo $(QEMU) $(QEMUOPTS)
+
+print-toolprefix:
+	@echo $(CROSS)
 
 # `make all` in a second make: see the top of this file.
 BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory all
@@ -144,7 +148,7 @@ qemu: deps-boot ## install what booting needs if missing, build, boot [CPUS=n] (
 # never collide; .gdbport tells .gdbinit which one.
 qemu-gdb: deps-debug ## the same, QEMU waiting for gdb-multiarch (see .gdbinit)
 	$(BUILD_AFTER_DEPS)
-	@port=$${GDBPORT:-$$($(PYTHON) -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}; \
+	@port=$${GDBPORT:-$$(PYTHONPATH=tools $(PYTHON) -m tern.ports)}; \
 	echo "target remote 127.0.0.1:$$port" > .gdbport; \
 	echo "*** QEMU is waiting for gdb on port $$port: run 'gdb-multiarch' in this directory"; \
 	$(QEMU) $(QEMUOPTS) -S -gdb tcp:127.0.0.1:$$port
@@ -215,7 +219,7 @@ help: ## this list
 	@sed -n 's/^\([a-z][a-z-]*\):[^#]*## */\1 /p' $(firstword $(MAKEFILE_LIST)) | \
 		while read -r target text; do printf '  %-12s %s\n' "$$target" "$$text"; done
 
-.PHONY: all kernel print-qemu qemu qemu-gdb deps deps-check $(DEPS_TARGETS) test test-host
+.PHONY: all kernel print-qemu print-toolprefix qemu qemu-gdb deps deps-check $(DEPS_TARGETS) test test-host
 .PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.

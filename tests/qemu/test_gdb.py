@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -16,12 +15,7 @@ from pathlib import Path
 import pytest
 
 from tern.machine import REPO, Machine, MachineError, timeout_scale
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tern.ports import free_port
 
 
 def boot_with_gdb_port(attempts: int = 3) -> tuple[Machine, int]:

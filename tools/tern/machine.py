@@ -48,13 +48,11 @@ from __future__ import annotations
 import atexit
 import bisect
 import ctypes
-import functools
 import os
 import re
 import shlex
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -66,7 +64,7 @@ from typing import Iterable, Sequence
 
 import pexpect
 
-from tern import REPO, fsimage
+from tern import REPO, fsimage, toolchain
 # grade.py points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
 LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 
@@ -115,17 +113,6 @@ class MachineError(AssertionError):
 # --- Building the QEMU command line ------------------------------------------------------
 
 
-def _builtin_qemu_command(cpus: int) -> list[str]:
-    """The command `make qemu` runs, for a Makefile without a print-qemu target."""
-    return [
-        "qemu-system-riscv64", "-machine", "virt", "-bios", "default",
-        "-kernel", "build/kernel.elf", "-m", "128M", "-smp", str(cpus), "-nographic",
-        "-global", "virtio-mmio.force-legacy=false",
-        "-drive", "file=fs.img,if=none,format=raw,id=x0",
-        "-device", "virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0",
-    ]
-
-
 def platform_vars() -> tuple[str, ...]:
     """The Makefile variable settings in GRADE_PLATFORM, such as ("MEM=64M", "CPUS=1")."""
     return tuple(shlex.split(os.environ.get("GRADE_PLATFORM", "")))
@@ -143,24 +130,13 @@ def platform_cpus(cpus: int, platform: Sequence[str], extra_args: Sequence[str] 
     return cpus
 
 
-@functools.cache
 def makefile_qemu_command(cpus: int, root: Path = REPO,
                           platform: tuple[str, ...] = ()) -> tuple[str, ...]:
-    """Ask the Makefile for its QEMU command line, with `platform`'s variable settings;
-    without settings, fall back to the built-in command if the Makefile cannot say."""
+    """The Makefile's QEMU command line (tern/toolchain.py); a MachineError if it cannot say."""
     try:
-        result = subprocess.run(
-            ["make", "-s", "--no-print-directory", "print-qemu", f"CPUS={cpus}", *platform],
-            cwd=root, capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired):
-        result = None
-    lines = ([line for line in result.stdout.splitlines() if "qemu-system" in line]
-             if result is not None and result.returncode == 0 else [])
-    if lines:
-        return tuple(shlex.split(lines[-1]))
-    if platform:
-        raise MachineError(f"`make print-qemu {shlex.join(platform)}` gave no QEMU command")
-    return tuple(_builtin_qemu_command(cpus))
+        return toolchain.qemu_command(cpus, root, platform)
+    except toolchain.ToolchainError as error:
+        raise MachineError(f"no QEMU command line from the Makefile: {error}") from None
 
 
 def _with_image(argv: Sequence[str], image: Path | str) -> list[str]:

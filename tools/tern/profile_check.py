@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from tern import toolchain
 from tern.machine import REPO
 
 BUILD = REPO / "build"
 KERNEL_BASE = 0x8000_0000  # user addresses are below this; the kernel's are above it
-NM = "riscv64-linux-gnu-nm"
 MAX_FRAMES = 32  # kern/profile/profiler.h: frames recorded per sample, kernel and user
 
 Sample = dict[str, Any]
@@ -249,7 +249,7 @@ class Symbols:
     def __init__(self, elf: Path) -> None:
         self.elf = elf
         self.by_name: dict[str, list[Symbol]] = {}
-        out = subprocess.run([NM, "-C", "-S", "--defined-only", str(elf)], check=True,
+        out = subprocess.run([toolchain.tool("nm"), "-C", "-S", "--defined-only", str(elf)], check=True,
                              capture_output=True, text=True).stdout
         for line in out.splitlines():
             parts = line.split(" ", 3)
