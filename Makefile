@@ -219,7 +219,8 @@ help: ## this list
 	@sed -n 's/^\([a-z][a-z-]*\):[^#]*## */\1 /p' $(firstword $(MAKEFILE_LIST)) | \
 		while read -r target text; do printf '  %-12s %s\n' "$$target" "$$text"; done
 
-.PHONY: all kernel print-qemu print-toolprefix qemu qemu-gdb deps deps-check $(DEPS_TARGETS) test test-host
+.PHONY: all kernel print-qemu print-toolprefix qemu qemu-gdb deps deps-check $(DEPS_TARGETS)
+.PHONY: test test-host
 .PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
@@ -229,8 +230,9 @@ help: ## this list
 
 # --- Grading ---------------------------------------------------------------------------------
 # The grader (tools/grade) runs the tests that carry points (labs/NAME/, and the pseudo-labs
-# of tests/qemu/), one QEMU per test, in parallel, and ends with `Score: N/M` (exit status 0 only for full marks). Results also go
-# to build/grade/: results.json (Gradescope's format), junit.xml, logs/ (failed consoles).
+# of tests/qemu/), one QEMU per test, in parallel, and ends with `Score: N/M` (exit status 0
+# only for full marks). Results also go to build/grade/: results.json (Gradescope's format),
+# junit.xml, logs/ (failed consoles).
 #
 #   make grade [LAB=name] [TEST=substring] [GRADE_JOBS=n] [GRADE_TIMEOUT_SCALE=x]
 #   make grade-list [LAB=name]          the graded tests and their points
@@ -251,7 +253,8 @@ grade-flaky: deps-grade ## grade N times, failing unless all runs agree [N=3]
 	@$(PYTHON) tools/grade --repeat $(or $(N),3) $(GRADE_SELECT)
 
 autograder: deps-grade ## the Gradescope bundle in build/autograder/ [LAB=profile]
-	@PYTHONPATH=tools $(PYTHON) -m tern.grade.autograder --lab '$(GRADE_LAB)' $(if $(STARTER),--starter '$(STARTER)')
+	@PYTHONPATH=tools $(PYTHON) -m tern.grade.autograder --lab '$(GRADE_LAB)' \
+		$(if $(STARTER),--starter '$(STARTER)')
 
 handin: ## zip your last commit for upload [LAB=profile]
 	@PYTHONPATH=tools $(PYTHON) -m tern.grade.handin --lab '$(GRADE_LAB)'

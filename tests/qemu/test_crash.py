@@ -86,7 +86,7 @@ MAX_WRITES = 600                  # "write" crashes: disk writes after the first
 
 
 class Booter(Protocol):
-    """The `boot` fixture (conftest.MachineFactory), as used here: the machines appended to
+    """The `boot` fixture (tern.fixtures.MachineFactory), as used here: the machines appended to
     `machines` are closed after the test, and their console logs saved if it fails."""
 
     name: str

@@ -7,7 +7,7 @@ what it decoded as JSON, and that is compared with the profile's JSON.
 
 The package is installed into build/tools-node/ (not committed) on first use; the tests
 skip, saying why, only if npm is missing or cannot reach its registry. Under `CI=true`
-those skips fail instead (conftest.py): CI installs node and npm (tools/deps).
+those skips fail instead (tools/tern/strict_skips.py): CI installs node and npm (tools/deps).
 """
 
 from __future__ import annotations

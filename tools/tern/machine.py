@@ -65,7 +65,7 @@ from typing import Iterable, Sequence
 import pexpect
 
 from tern import REPO, fsimage, toolchain
-# grade.py points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
+# tools/grade points GRADE_LOG_DIR at a folder of its own run, which it names in its report.
 LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 
 # The shell prints "$ " at the start of a line when it is ready for the next command.
