@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tern import labs
 from tern import starter as mk
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,3 +210,31 @@ def test_unknown_lab_is_an_error(tmp_path: Path) -> None:
                              str(tmp_path / "x"), "--no-git"], capture_output=True, text=True)
     assert result.returncode == 1 and "no lab 'nosuchlab'" in result.stderr, result.stderr
     assert not (tmp_path / "x").exists()
+
+
+# --- lab.toml ----------------------------------------------------------------------------------
+
+
+def test_lab_description_of_the_profile_lab() -> None:
+    """What the generator withholds of the profile lab exists in our tree (else the check that
+    the starter lacks it is empty), and the student's files are there too."""
+    lab = labs.load("profile")
+    assert lab.withheld == ("labs/profile/mutants", "labs/profile/test_lab_discrimination.py")
+    assert all((ROOT / w).exists() for w in lab.withheld)
+    assert lab.student == ("labs/profile/answers.txt",)
+    assert "profile" in labs.names()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('withheld = "mutants"\n', "withheld must be a list"),
+    ('student = ["missing.txt"]\n', "student names missing.txt"),
+    ('withheld = []\nextra = 1\n', "unknown keys extra"),
+    ('withheld = [\n', "lab.toml"),
+], ids=["not-a-list", "no-student-file", "unknown-key", "not-toml"])
+def test_lab_description_errors(tmp_path: Path, text: str, message: str) -> None:
+    (tmp_path / "labs" / "x").mkdir(parents=True)
+    (tmp_path / "labs" / "x" / "lab.toml").write_text(text)
+    with pytest.raises(labs.LabError, match=message):
+        labs.load("x", tmp_path)
+    with pytest.raises(labs.LabError, match="no lab 'y'"):
+        labs.load("y", tmp_path)

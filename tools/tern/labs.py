@@ -60,7 +60,8 @@ def load(name: str, root: Path = REPO) -> Lab:
         value = data.pop(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise LabError(f"{path.relative_to(root)}: {key} must be a list of file names")
-        missing = [v for v in value if not (folder / v).exists()]
+        # Withheld files are absent from a starter, by design; a student file never is.
+        missing = [v for v in value if key == "student" and not (folder / v).exists()]
         if missing:
             raise LabError(f"{path.relative_to(root)}: {key} names {', '.join(missing)}, "
                            f"not in {folder.relative_to(root)}/")
