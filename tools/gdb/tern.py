@@ -23,8 +23,18 @@ import gdb  # provided by gdb itself
 PGSIZE = 4096
 PTE_V, PTE_R, PTE_U = 1, 2, 16
 STATES = ["unused", "used", "sleeping", "runnable", "running", "zombie"]
-NM = os.environ.get("TERN_NM", "riscv64-linux-gnu-nm")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_nm = []
+
+
+def nm():
+    """The cross toolchain's nm: TERN_NM, else the prefix the Makefile chose (gdb's Python
+    cannot import tools/tern, so it asks `make print-toolprefix` as tern.toolchain does)."""
+    if not _nm:
+        prefix = subprocess.run(["make", "-s", "--no-print-directory", "print-toolprefix"],
+                                cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        _nm.append(os.environ.get("TERN_NM") or prefix + "nm")
+    return _nm[0]
 
 
 def u64(expr):
@@ -70,7 +80,7 @@ def user_symbols(name):
         path = os.path.join(ROOT, "build", "user", "_%s.elf" % name)
         table = []
         if os.path.exists(path):
-            out = subprocess.run([NM, "-C", "-n", "-S", "--defined-only", path],
+            out = subprocess.run([nm(), "-C", "-n", "-S", "--defined-only", path],
                                  capture_output=True, text=True).stdout
             for line in out.splitlines():
                 m = re.match(r"([0-9a-f]+) ([0-9a-f]+) [Tt] (.*)", line)
