@@ -11,10 +11,13 @@ by `python -m tern....`:
                     what tests do around a machine: host files, background jobs, gdb's
                     remote protocol, profiles copied out through the export disk
     fsimage.py      an independent reader and checker of tern's file-system images
+    profile_check.py, profile_props.py
+                    checks of what the profiler prints, shared by tests/qemu and the lab
     toolchain.py    the cross toolchain and the QEMU command line, asked of the Makefile
     ports.py        a free TCP port
-    starter.py, symtab.py
-                    the logic of tools/mkstarter and tools/mksymtab.py
+    labs.py         the labs (labs/NAME/) and what each one's lab.toml says
+    starter.py, symtab.py, profget.py, demo.py
+                    the logic of tools/mkstarter, mksymtab.py, profget and demo
     prof/           the profile model and its views and formats (tools/profconv)
     grade/          the grader (tools/grade, `make grade`), Gradescope and handin
     bench/          the benchmarks (tools/bench, `make bench`)
