@@ -168,9 +168,11 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
         figs.append(Figure(f"prof.slowdown.{hz}.sbi", "profiler",
                            f"slowdown of CPU-bound work profiled at {hz} Hz, {CLOCKS['sbi']}",
                            "%", "icount", digits=3, exact=True))
+    # The reader's target: at most 4,000 instructions a sample.
     figs.append(Figure("prof.render.per_sample", "profiler",
                        f"render /proc/profile, per sample ({s.render_samples:,} samples, "
-                       "names cached)", "instructions", "icount", digits=0, exact=True))
+                       "names cached)", "instructions", "icount", digits=0, exact=True,
+                       target=Target(4000)))
     figs.append(Figure("prof.render.rate", "profiler",
                        "/proc/profile output (names cached)", "bytes / M instructions",
                        "icount", digits=0, exact=True))
