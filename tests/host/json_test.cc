@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -106,6 +107,62 @@ TEST(Json, BoundedStringsAreWholeOrCutWithAMark) {
     ASSERT_TRUE(decode_string(text, got)) << "seed " << seed << " case " << k << ": " << text;
     std::string want = len <= max ? s : s.substr(0, max - json::CUT_MARK_LEN) + json::CUT_MARK;
     ASSERT_EQ(got, want) << "seed " << seed << " case " << k << " len " << len << " max " << max;
+  }
+}
+
+// Property: a writer with a small buffer writes exactly the start of what one with room for
+// everything writes, whatever the calls (random keys, numbers, strings with and without a
+// limit, nesting), and says it overflowed exactly when the whole did not fit.
+TEST(Json, ASmallBufferHoldsTheStartOfTheWhole) {
+  const char *given = std::getenv("JSON_SEED");
+  unsigned seed = given ? static_cast<unsigned>(std::strtoul(given, nullptr, 10)) : std::random_device{}();
+  std::mt19937_64 rng(seed);
+  constexpr int kCases = 5000;
+  std::printf("JSON_SEED=%u, %d cases\n", seed, kCases);
+  for (int k = 0; k < kCases; k++) {
+    // One script of calls, as (kind, number, text) steps, played on both writers.
+    struct Step {
+      int kind;
+      uint64_t v;
+      std::string text;
+      size_t max;
+    };
+    std::vector<Step> steps(1 + rng() % 30);
+    for (Step &st : steps) {
+      st.kind = static_cast<int>(rng() % 9);
+      st.v = rng() >> (rng() % 64);
+      size_t len = rng() % 40;
+      for (size_t i = 0; i < len; i++)
+        st.text += static_cast<char>(rng() % 3 == 0 ? 1 + rng() % 255 : 'a' + rng() % 26);
+      st.max = json::CUT_MARK_LEN + rng() % 30;
+    }
+    auto play = [&steps](json::Writer &w) {
+      for (const Step &st : steps) {
+        switch (st.kind) {
+          case 0: w.begin_object(); break;
+          case 1: w.end_object(); break;
+          case 2: w.begin_array(); break;
+          case 3: w.end_array(); break;
+          case 4: w.key(st.text.c_str()); break;
+          case 5: w.number(st.v); break;
+          case 6: w.string(st.text.c_str()); break;
+          case 7: w.string(st.text.c_str(), st.max); break;
+          default: w.boolean(st.v & 1); break;
+        }
+      }
+    };
+    std::string whole(65536, '\0');
+    json::Writer big(whole.data(), whole.size());
+    play(big);
+    ASSERT_FALSE(big.overflow());
+    size_t cap = rng() % (big.size() + 8);
+    std::string part(cap + 16, 'X');
+    json::Writer small(part.data(), cap);
+    play(small);
+    std::string want = std::string(big.data(), big.size()).substr(0, cap);
+    ASSERT_EQ(std::string(small.data(), small.size()), want) << "seed " << seed << " case " << k;
+    ASSERT_EQ(small.overflow(), big.size() > cap) << "seed " << seed << " case " << k;
+    ASSERT_EQ(part.substr(cap), std::string(16, 'X')) << "seed " << seed << " case " << k;
   }
 }
 
