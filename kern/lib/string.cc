@@ -15,7 +15,11 @@ extern "C" void *memset(void *dst, int c, size_t n) {
   return dst;
 }
 
-extern "C" void *memmove(void *dst, const void *src, size_t n) {
+namespace {
+
+// memmove's work, written once and compiled into memmove and memcpy both (memcpy accepts
+// overlapping buffers too), so that neither pays for a call to the other.
+[[gnu::always_inline]] inline void *move(void *dst, const void *src, size_t n) {
   u8 *d = static_cast<u8 *>(dst);
   const u8 *s = static_cast<const u8 *>(src);
   if (s < d && s + n > d) {
@@ -23,15 +27,39 @@ extern "C" void *memmove(void *dst, const void *src, size_t n) {
     while (n-- > 0) d[n] = s[n];
     return dst;
   }
-  if (((reinterpret_cast<u64>(d) | reinterpret_cast<u64>(s)) & 7) == 0) {
-    for (; n >= 8; n -= 8, d += 8, s += 8)
-      *reinterpret_cast<u64 *>(d) = *reinterpret_cast<const u64 *>(s);
+  if (n >= 16) {
+    // Forwards a word at a time: bytes first, until d is aligned. If s is then aligned too,
+    // words move whole. If not, each word of d is put together from the two aligned words
+    // of s it straddles (little-endian: later bytes in higher bits). Those loads also read
+    // a few bytes before s[0] and after the last byte copied, but only in aligned words
+    // that hold bytes being copied: never on another page.
+    while ((reinterpret_cast<u64>(d) & 7) != 0) {
+      *d++ = *s++;
+      n--;
+    }
+    u64 shift = (reinterpret_cast<u64>(s) & 7) * 8;
+    if (shift == 0) {
+      for (; n >= 8; n -= 8, d += 8, s += 8)
+        *reinterpret_cast<u64 *>(d) = *reinterpret_cast<const u64 *>(s);
+    } else {
+      const u64 *w = reinterpret_cast<const u64 *>(s - shift / 8);
+      u64 lo = *w++;
+      for (; n >= 8; n -= 8, d += 8, s += 8) {
+        u64 hi = *w++;
+        *reinterpret_cast<u64 *>(d) = lo >> shift | hi << (64 - shift);
+        lo = hi;
+      }
+    }
   }
   while (n-- > 0) *d++ = *s++;
   return dst;
 }
 
-extern "C" void *memcpy(void *dst, const void *src, size_t n) { return memmove(dst, src, n); }
+}  // namespace
+
+extern "C" void *memmove(void *dst, const void *src, size_t n) { return move(dst, src, n); }
+
+extern "C" void *memcpy(void *dst, const void *src, size_t n) { return move(dst, src, n); }
 
 extern "C" int memcmp(const void *a, const void *b, size_t n) {
   const u8 *p = static_cast<const u8 *>(a);
