@@ -32,7 +32,10 @@
 //
 // Locking: attach_image() and release_images() run under the profiler's sleep lock
 // (prof::lock(), held by on_exec and profile(2)), as does the reader of /proc/profile, so
-// a copy is never changed while it is read. images_lock guards the slots themselves.
+// a copy is never changed while it is read. images_lock guards the slots while they are
+// written. image_symbols() and image_name() read them without it: their callers hold
+// prof::lock(), under which every slot is written, and the reader calls them for every
+// sample, where a spinlock's push_off and pop_off would cost more than the lookup.
 
 #include "fs/fs.h"
 #include "fs/log.h"
@@ -137,13 +140,11 @@ void attach_image(Proc *p) {
 
 const ImageSymbols *image_symbols(int image) {
   if (image < 0 || image >= NIMAGE) return nullptr;
-  SpinGuard g(images_lock);
   return images[image].used ? &images[image].symbols : nullptr;
 }
 
 const char *image_name(int image) {
   if (image < 0 || image >= NIMAGE) return "?";
-  SpinGuard g(images_lock);
   return images[image].used ? images[image].name : "?";
 }
 

@@ -101,6 +101,7 @@ struct ImageSymbols {
 // Register p's current executable (a copy of what symbolization needs of its exe inode)
 // and set p->prof.image. Process context, with prof::lock() held.
 void attach_image(Proc *p);
+// The two below: caller holds prof::lock().
 const ImageSymbols *image_symbols(int image);  // nullptr if none
 const char *image_name(int image);
 // Drop every image; process context, with prof::lock() held, outside any spinlock.
