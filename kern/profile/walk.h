@@ -119,9 +119,18 @@ inline void ecall_window(const uint64_t *ecalls, uint32_t n, uint64_t pc, uint8_
   for (uint8_t &b : code) b = 0;
   if (pc < 4) return;
   uint64_t from = pc - 4;
-  for (uint32_t i = 0; i < n; i++) {
+  // The first ecall that ends inside the window or after it, by binary search; the ones
+  // from there on that start inside it are the only ones that overlap it.
+  uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (ecalls[mid] + 4 <= from)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  for (uint32_t i = lo; i < n && ecalls[i] < from + sizeof(code); i++) {
     uint64_t a = ecalls[i];
-    if (a + 4 <= from || a >= from + sizeof(code)) continue;
     const uint8_t ecall[4] = {0x73, 0, 0, 0};
     for (uint32_t k = 0; k < 4; k++)
       if (a + k >= from && a + k < from + sizeof(code)) code[a + k - from] = ecall[k];
