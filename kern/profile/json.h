@@ -1,7 +1,8 @@
 // A tiny JSON writer into a fixed buffer, for /proc/profile.
 //
 // It writes only what the profile needs (objects, arrays, unsigned numbers, booleans and
-// strings, with every string escaped per RFC 8259), and never writes past its buffer: on
+// strings, with every string escaped per RFC 8259; an object's keys are string literals,
+// checked when compiled to need no escape), and never writes past its buffer: on
 // overflow it stops and remembers, so the caller can detect it. It has no kernel
 // dependencies, so host unit tests check its output with a real JSON parser.
 //
@@ -30,6 +31,29 @@ constexpr size_t string_max(size_t n) { return 2 + n * MAX_ESCAPE; }
 template <size_t N>
 constexpr size_t literal_len(const char (&)[N]) { return N - 1; }
 
+// A byte a JSON string holds as it is: RFC 8259 wants '"', '\\' and control bytes escaped,
+// and bytes >= 0x7f are escaped too, so that the text is ASCII whatever a name holds.
+constexpr bool plain(unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; }
+
+void a_key_must_need_no_escape();  // never defined: Key calls it to stop the build
+
+// An object's key: a string literal, checked when compiled to need no escape (a key such as
+// "a\"b" stops the build), so that key() copies it as it is.
+class Key {
+ public:
+  template <size_t N>
+  consteval Key(const char (&k)[N]) : m_text(k), m_len(N - 1) {
+    for (size_t i = 0; i < m_len; i++)
+      if (!plain(static_cast<unsigned char>(k[i]))) a_key_must_need_no_escape();
+  }
+  const char *text() const { return m_text; }
+  size_t len() const { return m_len; }
+
+ private:
+  const char *m_text;
+  size_t m_len;
+};
+
 class Writer {
  public:
   Writer(char *buf, size_t cap) : m_buf(buf), m_cap(cap) {}
@@ -42,9 +66,11 @@ class Writer {
     while (*s) put(*s++);
     return *this;
   }
-  Writer &key(const char *k) {
+  Writer &key(Key k) {
     comma();
-    string_body(k, static_cast<size_t>(-1));
+    put('"');
+    for (size_t i = 0; i < k.len(); i++) put(k.text()[i]);
+    put('"');
     put(':');
     m_need_comma = false;
     return *this;
