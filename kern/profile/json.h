@@ -63,13 +63,13 @@ class Writer {
   const char *data() const { return m_buf; }
 
   Writer &raw(const char *s) {
-    while (*s) put(*s++);
+    put_run(s, __builtin_strlen(s));
     return *this;
   }
   Writer &key(Key k) {
     comma();
     put('"');
-    for (size_t i = 0; i < k.len(); i++) put(k.text()[i]);
+    put_run(k.text(), k.len());
     put('"');
     put(':');
     m_need_comma = false;
@@ -81,13 +81,13 @@ class Writer {
   Writer &end_array() { return close(']'); }
   Writer &number(uint64_t v) {
     comma();
-    char d[20];
-    int k = 0;
+    char d[NUMBER_MAX];  // filled from the end, the last digit first
+    size_t k = NUMBER_MAX;
     do {
-      d[k++] = static_cast<char>('0' + v % 10);
+      d[--k] = static_cast<char>('0' + v % 10);
       v /= 10;
     } while (v != 0);
-    while (k > 0) put(d[--k]);
+    put_run(d + k, NUMBER_MAX - k);
     m_need_comma = true;
     return *this;
   }
@@ -119,6 +119,26 @@ class Writer {
     else
       m_overflow = true;
   }
+  // n bytes at once, as put() would write them one by one: as many as fit.
+  void put_run(const char *s, size_t n) {
+    if (n > m_cap - m_len) {
+      n = m_cap - m_len;
+      m_overflow = true;
+    }
+    __builtin_memcpy(m_buf + m_len, s, n);
+    m_len += n;
+  }
+  void escape(unsigned char c) {
+    if (c == '"' || c == '\\') {
+      put('\\');
+      put(static_cast<char>(c));
+    } else {
+      // Control bytes, and (to stay valid UTF-8 whatever a symbol holds) anything non-ASCII.
+      constexpr char hex[] = "0123456789abcdef";
+      char text[] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+      put_run(text, sizeof(text));
+    }
+  }
   void comma() {
     if (m_need_comma) put(',');
   }
@@ -143,23 +163,14 @@ class Writer {
     bool cut = max != static_cast<size_t>(-1) && longer_than(s, max);
     size_t keep = !cut ? max : max > CUT_MARK_LEN ? max - CUT_MARK_LEN : 0;
     put('"');
-    for (size_t i = 0; i < keep && s[i] != 0; i++) {
-      unsigned char c = static_cast<unsigned char>(s[i]);
-      if (c == '"' || c == '\\') {
-        put('\\');
-        put(static_cast<char>(c));
-      } else if (c < 0x20 || c >= 0x7f) {
-        // Control bytes, and (to stay valid UTF-8 whatever a symbol holds) anything non-ASCII.
-        constexpr char hex[] = "0123456789abcdef";
-        put('\\');
-        put('u');
-        put('0');
-        put('0');
-        put(hex[c >> 4]);
-        put(hex[c & 15]);
-      } else {
-        put(static_cast<char>(c));
-      }
+    size_t i = 0;
+    while (i < keep && s[i] != 0) {
+      // Most bytes need no escape: copy each run of them whole, then escape the byte after it.
+      size_t run = i;
+      while (run < keep && plain(static_cast<unsigned char>(s[run]))) run++;
+      put_run(s + i, run - i);
+      i = run;
+      if (i < keep && s[i] != 0) escape(static_cast<unsigned char>(s[i++]));
     }
     if (cut) raw(CUT_MARK);
     put('"');
