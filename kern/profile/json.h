@@ -103,6 +103,13 @@ class Writer {
     m_need_comma = true;
     return *this;
   }
+  // A value written before by another Writer, `len` bytes of text, copied as it is.
+  Writer &verbatim(const char *text, size_t len) {
+    comma();
+    put_run(text, len);
+    m_need_comma = true;
+    return *this;
+  }
   // At most `max` bytes of s (max >= CUT_MARK_LEN): a longer s is cut to its first
   // max - CUT_MARK_LEN bytes and CUT_MARK. Takes at most string_max(max) bytes.
   Writer &string(const char *s, size_t max) {

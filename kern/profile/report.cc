@@ -88,6 +88,57 @@ constexpr int NPIECES = 4;  // readers at once that each keep their piece
 constinit Piece pieces[NPIECES];
 constinit u64 use_clock = 0;
 
+// Most frames of a profile repeat: a program spends its time in a few places, and the
+// samples of one system call share its kernel frames. So the text of each frame,
+// {"address":...,"symbol":"...","kernel":...}, is kept once rendered, and a frame found
+// again costs a copy: no lookup, no escaping, no number to format. The texts are packed in
+// frame_text, and each is found through a slot of kept_frames chosen by a hash of what the
+// text depends on: the address, the address looked up, whether it is a kernel frame, and
+// for a user frame the program. A slot holds one frame: another with the same hash replaces
+// it. When frame_text is full, every kept frame is forgotten and it fills again.
+struct KeptFrame {
+  u64 addr = 0;
+  u64 lookup = 0;
+  i32 image = 0;
+  bool kernel = false;
+  u32 at = 0;   // where its text starts in frame_text
+  u32 len = 0;  // 0: an empty slot
+};
+constexpr u32 NKEPT_FRAMES = 1024;  // a power of two
+constexpr u32 FRAME_TEXT_BYTES = 64 * 1024;
+static_assert(FRAME_TEXT_BYTES >= FRAME_MAX, "the longest frame must fit");
+constinit KeptFrame kept_frames[NKEPT_FRAMES];
+constinit char frame_text[FRAME_TEXT_BYTES];
+constinit u32 frame_text_used = 0;
+
+void forget_frames() {
+  for (KeptFrame &f : kept_frames) f.len = 0;
+  frame_text_used = 0;
+}
+
+// The text of one frame, from kept_frames if it is there, or rendered and kept. Caller holds
+// lock().
+const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
+  if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
+  u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
+  KeptFrame &f = kept_frames[hash >> 54 & (NKEPT_FRAMES - 1)];
+  if (f.len != 0 && f.addr == addr && f.lookup == lookup && f.image == image &&
+      f.kernel == kernel)
+    return f;
+  if (FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) forget_frames();
+  char name[NAME_MAX];
+  if (!symbolize(kernel, image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
+  json::Writer w(frame_text + frame_text_used, FRAME_MAX);
+  w.begin_object();
+  w.key("address").number(addr);
+  w.key("symbol").string(name, NAME_MAX - 1);
+  w.key("kernel").boolean(kernel);
+  w.end_object();
+  f = {addr, lookup, image, kernel, frame_text_used, static_cast<u32>(w.size())};
+  frame_text_used += f.len;
+  return f;
+}
+
 // What an opening keeps in dev_state: the generation and the number of samples its document
 // holds. Generations start at 1, so a state of 0 means "not read yet".
 constexpr u64 snapshot(u32 generation, u32 count) { return (u64(generation) << 32) | count; }
@@ -115,19 +166,14 @@ u32 render_sample(const Sample &s, bool first, char *out) {
     if (i == nkernel && n < MAX_FRAMES && s.user_ra != 0 && stub_at(s.image, s.frames[i]))
       frames[n++] = s.user_ra;
   }
-  char name[NAME_MAX];
   for (int i = 0; i < n; i++) {
     bool kernel = i < nkernel;
     u64 addr = frames[i];
     // frames[0] and frames[nkernel] are interrupted pcs; the others return addresses.
     bool is_pc = i == 0 || i == nkernel;
     u64 lookup = is_pc ? addr : addr - 1;
-    if (!symbolize(kernel, s.image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
-    w.begin_object();
-    w.key("address").number(addr);
-    w.key("symbol").string(name, NAME_MAX - 1);
-    w.key("kernel").boolean(kernel);
-    w.end_object();
+    const KeptFrame &f = frame(kernel, s.image, addr, lookup);
+    w.verbatim(frame_text + f.at, f.len);
   }
   w.end_array();
   w.end_object();
@@ -259,6 +305,7 @@ void report_init() {
 void report_reset() {
   // LAB profile/procfile BEGIN: forget what profile_read keeps between reads (profile CLEAR)
   for (Piece &p : pieces) p.generation = 0;
+  forget_frames();  // the image slots, by which user frames were kept, are emptied too
   // LAB profile/procfile STARTER
   // LAB profile/procfile END
 }

@@ -22,8 +22,9 @@
 // whether it does is a question about the code bytes around the pc (walk.h's
 // in_syscall_stub), which the ecall addresses answer without the file.
 //
-// Looking up a copy is a binary search in memory, cheap enough for every frame of every
-// sample, so nothing is cached. Callers hold prof::lock(), which keeps the copies in place.
+// Looking up a copy is a binary search in memory, so nothing is cached here (the reader of
+// /proc/profile keeps each frame's rendered text, report.cc). Callers hold prof::lock(),
+// which keeps the copies in place.
 
 #include "fs/fs.h"
 #include "lib/ksyms.h"
