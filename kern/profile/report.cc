@@ -82,7 +82,10 @@ struct Piece {
   u64 pos = 0;
   u32 len = 0;
   u64 used = 0;
-  char text[PIECE_MAX];
+  // The text starts at byte pos % 8 of buf, where it lies in a reader's buffer if that is
+  // aligned and read from an aligned offset: then copying it out goes a word at a time.
+  char *text = nullptr;
+  alignas(8) char buf[PIECE_MAX + 7];
 };
 constexpr int NPIECES = 4;  // readers at once that each keep their piece
 constinit Piece pieces[NPIECES];
@@ -210,6 +213,7 @@ Piece *piece_of(u32 generation, u32 index, u64 pos) {
   victim->generation = generation;
   victim->index = index;
   victim->pos = pos;
+  victim->text = victim->buf + pos % 8;
   victim->len = render_sample(*s, index == 0, victim->text);
   victim->used = ++use_clock;
   return victim;
