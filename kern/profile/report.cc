@@ -25,12 +25,13 @@
 //
 // LAB profile/procfile BEGIN
 // The file can be large (megabytes), so it is never built whole. The document is a
-// sequence of pieces: "[", one piece per sample ("\n" or ",\n" then the object), and
-// "\n]\n". A read of [off, off+n) renders pieces one at a time and copies out the overlap.
+// sequence of pieces: "[", pieces of a few consecutive samples (each "\n" or ",\n" then the
+// object; a piece takes samples until it holds PIECE_FILL bytes), and "\n]\n". A read of
+// [off, off+n) renders pieces one at a time and copies out the overlap.
 // Rendering is deterministic and samples are only ever appended, so every document of one
 // generation has the same pieces at the same offsets, and only where its "\n]\n" goes
 // differs: any read size gives the same bytes. The pieces rendered last are kept (a few,
-// by generation and sample index, so several readers each find their own), each with its
+// by generation and first sample, so several readers each find their own), each with its
 // offset: a read starts from the kept piece nearest below its offset, and a piece is
 // rendered once however many reads it takes to copy it out. Reading sequentially, even a
 // byte at a time, costs time proportional to the bytes read.
@@ -73,19 +74,23 @@ constexpr size_t FRAME_MAX = json::literal_len(",{\"address\":") + json::NUMBER_
 constexpr size_t SAMPLE_MAX = HEADER_MAX + MAX_FRAMES * FRAME_MAX + json::literal_len("]}");
 constexpr u32 PIECE_MAX = 33 * 1024;
 static_assert(PIECE_MAX >= SAMPLE_MAX, "a sample with the longest names must fit its piece");
+// A piece takes samples while it holds less than this, so that a read copies out a few
+// samples at a time, not one; after PIECE_FILL bytes there is still PIECE_MAX for one more.
+constexpr u32 PIECE_FILL = 4096;
 
-// A piece rendered lately: sample `index` of `generation` (0: none), at byte `pos` of the
-// document. `used` orders them, to reuse the one least recently used.
+// A piece rendered lately: samples [index, index + count) of `generation` (0: none), at
+// byte `pos` of the document. `used` orders them, to reuse the one least recently used.
 struct Piece {
   u32 generation = 0;
   u32 index = 0;
+  u32 count = 0;
   u64 pos = 0;
   u32 len = 0;
   u64 used = 0;
   // The text starts at byte pos % 8 of buf, where it lies in a reader's buffer if that is
   // aligned and read from an aligned offset: then copying it out goes a word at a time.
   char *text = nullptr;
-  alignas(8) char buf[PIECE_MAX + 7];
+  alignas(8) char buf[PIECE_FILL + PIECE_MAX + 7];
 };
 constexpr int NPIECES = 4;  // readers at once that each keep their piece
 constinit Piece pieces[NPIECES];
@@ -197,25 +202,33 @@ bool emit(const char *text, u32 len, u64 pos, bool user, u64 addr, u64 off, int 
   return true;
 }
 
-// The kept piece of sample `index`, or the least recently used one rendered anew with it.
-// Caller holds lock(); nullptr if the sample is not committed.
-Piece *piece_of(u32 generation, u32 index, u64 pos) {
+// The kept piece that starts with sample `index` and holds none from `end` on, or the least
+// recently used one rendered anew from `index`, up to `end` at most (a piece kept for a
+// newer document can hold more). Caller holds lock(); nullptr if sample `index` is not
+// committed.
+Piece *piece_of(u32 generation, u32 index, u32 end, u64 pos) {
   Piece *victim = &pieces[0];
   for (Piece &p : pieces) {
-    if (p.generation == generation && p.index == index) {
+    if (p.generation == generation && p.index == index && p.index + p.count <= end) {
       p.used = ++use_clock;
       return &p;
     }
     if (p.used < victim->used) victim = &p;
   }
-  const Sample *s = sample(index);
-  if (s == nullptr) return nullptr;
+  if (sample(index) == nullptr) return nullptr;
   victim->generation = generation;
   victim->index = index;
+  victim->count = 0;
   victim->pos = pos;
   victim->text = victim->buf + pos % 8;
-  victim->len = render_sample(*s, index == 0, victim->text);
+  victim->len = 0;
   victim->used = ++use_clock;
+  for (u32 i = index; i < end && victim->len < PIECE_FILL; i++) {
+    const Sample *s = sample(i);
+    if (s == nullptr) break;
+    victim->len += render_sample(*s, i == 0, victim->text + victim->len);
+    victim->count++;
+  }
   return victim;
 }
 
@@ -245,11 +258,12 @@ int profile_read(bool user, u64 addr, u32 off, int n, u64 &state) {
   } else {
     ok = emit("[", 1, 0, user, addr, off, n, &done);
   }
-  for (; ok && done < n && i < count; i++) {
-    Piece *p = piece_of(generation, i, pos);
+  while (ok && done < n && i < count) {
+    Piece *p = piece_of(generation, i, count, pos);
     if (p == nullptr) break;
     ok = emit(p->text, p->len, pos, user, addr, off, n, &done);
     pos += p->len;
+    i += p->count;
   }
   if (ok && done < n && i >= count) ok = emit("\n]\n", 3, pos, user, addr, off, n, &done);
   unlock();
