@@ -313,8 +313,8 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     per_sample = warm["bytes"] / samples
     figs["prof.render.per_sample"].note = (
         f"{samples:,} samples of mixed user work and system calls, {per_sample:,.0f} bytes "
-        "of JSON each; the second read of the file (the first also reads symbol tables from "
-        "the disk)")
+        "of JSON each; the second read of the file (the first also looks up each frame once "
+        "and keeps its text)")
     if bytewise["bytes"] == warm["bytes"]:
         figs["prof.render.bytewise"].add(bytewise["insns"] / warm["insns"])
         figs["prof.render.bytewise_read"].add(
