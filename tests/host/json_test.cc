@@ -80,12 +80,17 @@ bool decode_string(const std::string &text, std::string &out) {
   return true;
 }
 
+// The seed of the random properties below: JSON_SEED if set (to repeat a failure), else fresh.
+static unsigned json_seed() {
+  const char *given = std::getenv("JSON_SEED");
+  return given ? static_cast<unsigned>(std::strtoul(given, nullptr, 10)) : std::random_device{}();
+}
+
 // Property: whatever the bytes (1..255) and the limit, string(s, max) writes one valid JSON
 // string of at most string_max(max) bytes, holding s whole if it has at most max bytes, and
 // otherwise its first max - 3 bytes followed by "...".
 TEST(Json, BoundedStringsAreWholeOrCutWithAMark) {
-  const char *given = std::getenv("JSON_SEED");
-  unsigned seed = given ? static_cast<unsigned>(std::strtoul(given, nullptr, 10)) : std::random_device{}();
+  unsigned seed = json_seed();
   std::mt19937 rng(seed);
   constexpr int kCases = 20000;
   std::printf("JSON_SEED=%u, %d cases\n", seed, kCases);
@@ -114,8 +119,7 @@ TEST(Json, BoundedStringsAreWholeOrCutWithAMark) {
 // everything writes, whatever the calls (random keys, numbers, strings with and without a
 // limit, nesting), and says it overflowed exactly when the whole did not fit.
 TEST(Json, ASmallBufferHoldsTheStartOfTheWhole) {
-  const char *given = std::getenv("JSON_SEED");
-  unsigned seed = given ? static_cast<unsigned>(std::strtoul(given, nullptr, 10)) : std::random_device{}();
+  unsigned seed = json_seed();
   std::mt19937_64 rng(seed);
   constexpr int kCases = 5000;
   std::printf("JSON_SEED=%u, %d cases\n", seed, kCases);
