@@ -87,9 +87,24 @@ $(BUILD)/kernel.elf: $(KOBJS) $(BUILD)/ksyms.o $(K)/kernel.ld
 kernel: $(BUILD)/kernel.elf
 
 # --- User programs ---------------------------------------------------------------------------
+# Programs are sorted by kind into folders: utilities (user/bin), test programs (user/tests),
+# the profiler's demo programs (user/demo), benchmarks (user/bench), and each lab's helper
+# programs (labs/LAB/user). A program is a file NAME.cc or a folder NAME/ whose .cc files are
+# linked together; either way it becomes build/user/_NAME and, in fs.img, /NAME (xv6's rule).
 ULIBSRCS := $(sort $(wildcard $(U)/lib/*.cc $(U)/lib/*.S))
 ULIBOBJS := $(patsubst %,$(BUILD)/%.o,$(ULIBSRCS))
-UPROGS := $(patsubst $(U)/%.cc,$(BUILD)/$(U)/_%,$(sort $(wildcard $(U)/*.cc)))
+UPROGDIRS := $(U)/bin $(U)/tests $(U)/demo $(U)/bench $(sort $(wildcard labs/*/user))
+# Every program's source: a file, or a folder (its name without the trailing slash).
+UPROGSRCS := $(sort $(wildcard $(addsuffix /*.cc,$(UPROGDIRS))) \
+	$(patsubst %/,%,$(wildcard $(addsuffix /*/,$(UPROGDIRS)))))
+uprog_name = $(basename $(notdir $(1)))
+uprog_srcs = $(if $(filter %.cc,$(1)),$(1),$(sort $(wildcard $(1)/*.cc)))
+uprog_objs = $(patsubst %,$(BUILD)/%.o,$(call uprog_srcs,$(1)))
+UPROGS := $(foreach p,$(UPROGSRCS),$(BUILD)/$(U)/_$(call uprog_name,$(p)))
+UOBJS := $(foreach p,$(UPROGSRCS),$(call uprog_objs,$(p)))
+# Two programs of one name would be one file in fs.img.
+UDUPS := $(strip $(foreach n,$(sort $(UPROGS)),$(if $(word 2,$(filter $(n),$(UPROGS))),$(notdir $(n)))))
+$(if $(UDUPS),$(error two user programs have the name $(UDUPS:_%=%)))
 
 $(BUILD)/$(U)/%.cc.o: $(U)/%.cc
 	@mkdir -p $(@D)
@@ -99,13 +114,20 @@ $(BUILD)/$(U)/%.S.o: $(U)/%.S
 	@mkdir -p $(@D)
 	$(CXX) $(UCXXFLAGS) -c -o $@ $<
 
+$(BUILD)/labs/%.cc.o: labs/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(UCXXFLAGS) -c -o $@ $<
+
 # Each program carries its own sorted, demangled symbol table (kern/lib/symtab.h format) in
 # a non-loaded section, .symtab.sorted, for the profiler's symbolization. The copy on the
 # disk has no debug information (the .elf beside it keeps it, for gdb).
-$(BUILD)/$(U)/_%: $(BUILD)/$(U)/%.cc.o $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py
-	$(LD) $(LDFLAGS) -T $(U)/user.ld -o $@.elf $< $(ULIBOBJS)
-	$(NM) -C -n -S --defined-only $@.elf | $(PYTHON) tools/mksymtab.py > $@.sym
-	$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$@.sym --set-section-flags .symtab.sorted=contents,readonly $@.elf $@
+define UPROG_RULE
+$(BUILD)/$(U)/_$(call uprog_name,$(1)): $(call uprog_objs,$(1)) $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py
+	$$(LD) $$(LDFLAGS) -T $(U)/user.ld -o $$@.elf $(call uprog_objs,$(1)) $(ULIBOBJS)
+	$$(NM) -C -n -S --defined-only $$@.elf | $$(PYTHON) tools/mksymtab.py > $$@.sym
+	$$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$$@.sym --set-section-flags .symtab.sorted=contents,readonly $$@.elf $$@
+endef
+$(foreach p,$(UPROGSRCS),$(eval $(call UPROG_RULE,$(p))))
 
 # --- mkfs and the disk image -----------------------------------------------------------------
 HOSTCXXFLAGS := -std=c++20 -O2 -g -Wall -Wextra -Werror -I$(K)
@@ -224,7 +246,7 @@ help: ## this list
 .PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
-.SECONDARY: $(patsubst $(U)/%.cc,$(BUILD)/$(U)/%.cc.o,$(wildcard $(U)/*.cc))
+.SECONDARY: $(UOBJS)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 

@@ -2,7 +2,7 @@
 
 Task 1, the profile(2) system call (kern/profile/sysprofile.cc, sys_profile): 33 points.
 Task 2, /proc/profile (kern/profile/report.cc, profile_read): 41 points.
-Task 3, `profile run` (user/profile.cc, run) and the questions (labs/profile/answers.txt):
+Task 3, `profile run` (user/bin/profile.cc, run) and the questions (labs/profile/answers.txt):
 26 points.
 
 Every test checks one behaviour and says in its first line what is wrong, then where to
@@ -42,7 +42,7 @@ from tern.profile_props import (BOTTOM, DESCEND, document_problems, name_problem
                                 seed_from_env, symbol_bytes)
 
 SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
-PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/pbadcall.cc)
+PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
 CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
 FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
@@ -220,7 +220,7 @@ def test_bad_arguments_return_minus_one(shared: Machine) -> None:
     if failures:
         raise AssertionError(
             f"profile(2) answered {len(failures)} call(s) wrongly, first: {failures[0]}\n"
-            f"pbadcall (user/pbadcall.cc) reported:\n  " + "\n  ".join(failures)
+            f"pbadcall (user/tests/pbadcall.cc) reported:\n  " + "\n  ".join(failures)
             + f"\nThe cases: {LEGEND}")
     assert "pbadcall: all -1" in out, f"pbadcall did not finish: {out!r}"
 
@@ -700,7 +700,7 @@ class NamesProfile:
 
 @pytest.fixture(scope="module")
 def names_profile(tmp_path_factory: pytest.TempPathFactory) -> NamesProfile:
-    """`pnames 40` (user/pnames.cc) profiled at 20 Hz for two seconds in all mode, on a
+    """`pnames 40` (user/tests/pnames.cc) profiled at 20 Hz for two seconds in all mode, on a
     machine of its own with an export disk. A failure here fails each test that uses it."""
     image = tmp_path_factory.mktemp("export") / "export.img"
     try:

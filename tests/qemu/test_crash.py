@@ -5,9 +5,9 @@ not at all, whenever the machine stops (kern/fs/log.cc explains how). These test
 that promise the hard way. Each crash cycle:
 
 1. copies fs.img and boots QEMU (CPUS=3) on the copy;
-2. starts `tprofimg orphan` (user/tprofimg.cc: a copy of spin, run under the profiler and
+2. starts `tprofimg orphan` (user/tests/tprofimg.cc: a copy of spin, run under the profiler and
    unlinked while it runs, so that the crash leaves its inode allocated with no links), then
-   `crashwork SEED` (user/crashwork.cc: three processes creating, appending, truncating,
+   `crashwork SEED` (user/tests/crashwork.cc: three processes creating, appending, truncating,
    renaming, linking and unlinking files and making and removing directories);
 3. once the workload reports progress, crashes the machine in one of two ways (the cycles
    alternate):
@@ -270,7 +270,7 @@ HEADER_BYTES = 16
 
 
 def make_record(tag: int, length: int) -> bytes:
-    """The record crashwork writes for this tag and length (see user/crashwork.cc)."""
+    """The record crashwork writes for this tag and length (see user/tests/crashwork.cc)."""
     filler = bytes(ord("a") + (tag + i) % 26 for i in range(HEADER_BYTES, length - 1))
     return b"<%08x:%05d|" % (tag, length) + filler + b"\n"
 

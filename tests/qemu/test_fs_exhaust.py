@@ -1,7 +1,7 @@
 """File-system calls while a kernel table is full: fail with -1, change nothing, never
 write a name twice.
 
-`texhaust SEED ROUNDS` (user/texhaust.cc) exhausts, in turn, the in-memory inode table, the
+`texhaust SEED ROUNDS` (user/tests/texhaust.cc) exhausts, in turn, the in-memory inode table, the
 open-file table, pipes, the process table, the profiler's image table (with the inode
 table) and keeps the buffer cache busy; while each is full it makes random link, create,
 mkdir, mknod, unlink and open calls and checks /tx against its model of what the calls that

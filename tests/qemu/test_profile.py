@@ -477,7 +477,8 @@ def test_bad_arguments(shared: Machine) -> None:
 
 def test_on_off_open_cases(shared: Machine) -> None:
     """PROF_ON and PROF_OFF in the cases labs/profile/README.md specifies beyond its table
-    (user/profon.cc): on twice, all mode twice, leaving all mode, a zombie, a killed process."""
+    (user/tests/profon.cc): on twice, all mode twice, leaving all mode, a zombie, a killed
+    process."""
     out = shared.run("profon", timeout=RUN_TIMEOUT)
     failures = re.findall(r"(?m)^profon: FAIL .*$", out)
     assert not failures and re.search(r"(?m)^profon: ok, \d+ checks$", out), (

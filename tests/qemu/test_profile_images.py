@@ -2,7 +2,7 @@
 
 The profiler names user addresses only when /proc/profile is read, perhaps long after the
 program exited or was unlinked, so it keeps something of every program it sampled, up to 32
-of them. These tests hold it to three promises (user/tprofimg.cc makes the programs):
+of them. These tests hold it to three promises (user/tests/tprofimg.cc makes the programs):
 
 * keeping 32 programs does not starve the file system: after 32 distinct profiled
   programs, 3 or 4 processes can still hold 10 or 11 files open each at the same time;
@@ -26,7 +26,7 @@ from tern.machine import REPO, Machine
 from tern.profile_props import seed_from_env
 
 CAT_TIMEOUT = 60
-TINY_ELF_CODE = 120  # user/tinyelf.h: where a tiny program's code starts
+TINY_ELF_CODE = 120  # user/tests/tinyelf.h: where a tiny program's code starts
 
 
 @pytest.mark.parametrize("cpus", [3, 1])

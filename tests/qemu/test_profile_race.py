@@ -1,4 +1,5 @@
-"""The profiler's count of profiled processes against exits, forks and execs (user/profrace.cc).
+"""The profiler's count of profiled processes against exits, forks and execs
+(user/tests/profrace.cc).
 
 The sampler stays on while `prof::nprofiled` is above zero, so the count must always equal
 the number of processes whose `Proc::profiled` flag is set. /proc/profstat shows both

@@ -26,9 +26,15 @@ def readme_text() -> str:
     return image_file("README").decode("utf-8", errors="replace")
 
 
+# The folders of user programs (the Makefile's UPROGDIRS).
+PROGRAM_DIRS = ("user/bin", "user/tests", "user/demo", "user/bench", "labs/*/user")
+
+
 def user_programs() -> list[str]:
-    """The names of the programs in the image: each user/NAME.cc becomes /NAME."""
-    return sorted(p.stem for p in (REPO / "user").glob("*.cc"))
+    """The names of the programs in the image: a file NAME.cc or a folder NAME/ in one of
+    PROGRAM_DIRS becomes /NAME."""
+    return sorted(p.stem for d in PROGRAM_DIRS for p in REPO.glob(f"{d}/*")
+                  if p.suffix == ".cc" or p.is_dir())
 
 
 @dataclass(frozen=True)

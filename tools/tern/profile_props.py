@@ -4,7 +4,7 @@ Shared by the project's tests (test_profile_json.py) and the lab's (test_lab_pro
 
 * Seeds: `seed_from_env` picks a fresh seed for a property test and prints it; setting the
   named environment variable replays a failure.
-* Names: `user/pnames.cc` recurses in a function whose UTF-8 name is longer than the
+* Names: `user/tests/pnames.cc` recurses in a function whose UTF-8 name is longer than the
   kernel's name buffer, above one whose name fits. `name_problems` checks that every sample
   keeps at most 32 frames and that each long name is whole or cut with a visible "..."
   after a true prefix of it.
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from tern import profile_check as pc
 
-DESCEND = ("descenso_" + "ñ" * 80).encode()  # user/pnames.cc: longer than the name buffer
+DESCEND = ("descenso_" + "ñ" * 80).encode()  # user/tests/pnames.cc: longer than the name buffer
 BOTTOM = ("fondo_" + "é" * 70).encode()      # fits whole
 CUT_MARK = b"..."
 OPEN_LINE = re.compile(r"labread: open (\d+): (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, "

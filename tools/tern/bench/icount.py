@@ -2,7 +2,7 @@
 
 They run in one QEMU started with `-icount shift=0,sleep=off -smp 1`, where every guest
 instruction takes one nanosecond of virtual time, so a count measures the kernel's code and
-nothing of the host. The guest program `bsys` (user/bsys.cc) does the measuring: each of its
+nothing of the host. The guest program `bsys` (user/bench/bsys.cc) does the measuring: each of its
 subcommands settles at a fixed point of the timer's grid, reads the instruction counter around
 the work, and prints one line of raw counts. This module types the commands, reads the lines,
 and does the arithmetic. Each run of the suite boots a fresh machine and types the same

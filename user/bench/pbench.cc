@@ -6,7 +6,7 @@
 // bottom, and prints `pbench: depth D units U ticks T`, where T is the number of `time`
 // ticks (10 MHz) the work took. Under QEMU's -icount shift=0 one tick is exactly 100 guest
 // instructions, so running it with and without the profiler gives the profiler's overhead as
-// a ratio, and the cost of each sample (tools/bench does this).
+// a ratio, and the cost of each sample.
 #include "lib/user.h"
 
 namespace {
