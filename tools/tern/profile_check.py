@@ -402,7 +402,7 @@ def parse_profstat(text: str) -> dict[str, str]:
 
 
 def fnv1a(data: bytes) -> int:
-    """32-bit FNV-1a, as user/tests/preadsz.cc computes it."""
+    """32-bit FNV-1a, as labs/profile/user/labread.cc computes it."""
     h = 0x811C9DC5
     for byte in data:
         h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
