@@ -10,14 +10,16 @@
 // "Work again" is checked strictly: each test that fills the disk or the inode table
 // fills it twice, and the two fills must hold exactly as much. A failed call that leaked
 // a block or an inode would make the second fill smaller.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
 
+namespace {
+
 constexpr int kBlock = 1024;
 constexpr int kMaxFileBlocks = 12 + 256;
+
+}  // namespace
 
 // A file of exactly MAXFILE blocks; one block more is refused and changes nothing.
 void test_maxfile() {
@@ -88,6 +90,8 @@ void test_bigdir() {
   must_unlink("ub");
 }
 
+namespace {
+
 // Create files until no inode is left; twice, with the same count.
 int fill_inodes(const char *prefix, char *name) {
   int n = 0;
@@ -100,6 +104,8 @@ int fill_inodes(const char *prefix, char *name) {
   }
   return n;
 }
+
+}  // namespace
 
 void test_noinodes() {
   CHECK(mkdir("ui") == 0, "mkdir ui failed");
@@ -121,6 +127,8 @@ void test_noinodes() {
   must_unlink("ui");
   CHECK(second == first, "the inode table held %d files, then %d: inodes leaked", first, second);
 }
+
+namespace {
 
 // Write files until the disk is full. Returns the number of whole blocks written.
 int fill_disk(char *name, int *files) {
@@ -147,6 +155,8 @@ int fill_disk(char *name, int *files) {
 void remove_fill(char *name, int files) {
   for (int i = 0; i < files; i++) unlink(numbered(name, "uo/", i));
 }
+
+}  // namespace
 
 // The files go in a directory of their own, made before the first fill, so that the
 // directory itself does not grow during either fill and both hold the same data blocks.
@@ -225,6 +235,8 @@ void test_nofds() {
   close(p[1]);
 }
 
+namespace {
+
 // The kernel's table of in-memory inodes (NINODE) is smaller than the number of files:
 // processes holding many distinct files open must fill it, after which opens fail with -1
 // (and nothing crashes). Its capacity is measured twice, with a battery of failing calls
@@ -288,6 +300,8 @@ void failing_lookups() {
     expect_ok(pid, "exec of a non-program");
   }
 }
+
+}  // namespace
 
 void test_ninode() {
   CHECK(mkdir("uq") == 0, "mkdir uq failed");
@@ -359,7 +373,7 @@ void test_fsconcurrent() {
   int pids[kWorkers];
   for (int w = 0; w < kWorkers; w++) {
     pids[w] = spawn([w] {
-      Rng rng(0x1234 + w);
+      Rng rng{0x1234UL + w};
       char name[32], other[32];
       for (int i = 0; i < kRounds; i++) {
         numbered(name, "uc/n", static_cast<int>(rng.below(kNames)));

@@ -12,8 +12,6 @@
 // the process is gone. Page counts are read from /proc/meminfo, and always compared
 // across a child's whole life: a process that shrinks its heap keeps the page-table pages
 // that mapped it until it exits, so its own count is not expected to come back.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
@@ -129,6 +127,8 @@ void test_sbrkoom() {
   CHECK(after == before, "free pages: %ld before, %ld after the memory eaters", before, after);
 }
 
+namespace {
+
 // Grows this process's heap until the kernel has no page left. Returns the bytes grown.
 long eat_all_memory() {
   long grown = 0;
@@ -137,6 +137,8 @@ long eat_all_memory() {
   }
   return grown;
 }
+
+}  // namespace
 
 // With no free page in the kernel, every call that needs one fails cleanly, and works
 // again once memory is given back.
@@ -194,6 +196,8 @@ void test_sbrkcycle() {
   CHECK(after == before, "free pages: %ld before, %ld after 40 grow-shrink rounds", before, after);
 }
 
+namespace {
+
 // The guard page under the stack: loads, stores and a runaway recursion all kill.
 [[gnu::noinline]] int recurse(int depth) {
   volatile char pad[256];
@@ -201,6 +205,8 @@ void test_sbrkcycle() {
   if (depth > 1000000) return 0;  // never reached: the stack is one page
   return recurse(depth + 1) + pad[0];
 }
+
+}  // namespace
 
 void test_stackguard() {
   unsigned long guard = guard_page();
@@ -213,8 +219,12 @@ void test_stackguard() {
   CHECK(load_byte(stack) == 1, "the bottom byte of the stack page did not keep its value");
 }
 
+namespace {
+
 // The program's text is read-only and the kernel's memory is out of reach.
 int main_marker() { return 42; }
+
+}  // namespace
 
 void test_textwrite() {
   unsigned long text = reinterpret_cast<unsigned long>(&main_marker);

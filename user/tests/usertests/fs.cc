@@ -15,13 +15,15 @@
 //   * a path, with its terminating NUL, fits in MAXPATH (128) bytes, or the call fails;
 //   * several processes creating and removing names in one directory at once leave it
 //     consistent (run at CPUS=3 for this to mean something).
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
 
-inline char fill_byte(int file, int i) { return static_cast<char>((file * 31 + i * 7) & 0xff); }
+namespace {
+
+char fill_byte(int file, int i) { return static_cast<char>((file * 31 + i * 7) & 0xff); }
+
+}  // namespace
 
 // Create, write, read back and remove many files of different sizes.
 void test_fsmany() {

@@ -9,23 +9,23 @@
 // misaligned, overlapping, absurdly large or outside the file.
 //
 // The program that a successful exec runs here is usertests itself, in its probe mode
-// (`usertests --probe ARG...`, see usertests.cc), which exits at once with a status that
+// (`usertests --probe ARG...`, see main.cc), which exits at once with a status that
 // encodes what it received: argc + 100 * (total length of the arguments after --probe).
 // So the test knows both that exec worked and that the arguments arrived whole.
 //
 // Each exec happens in a child, because a wrong success would replace the test itself.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
+
+namespace {
 
 constexpr int kExecReturned = 66;  // exit status of a child whose exec returned -1
 constexpr const char *kSelf = "/usertests";
 
 // Execs path with argv in a child; returns the child's exit status. If exec returns -1
 // the child first checks that its memory survived (the canary), then exits kExecReturned.
-inline volatile unsigned long exec_canary = 0x5eed5eed;
+volatile unsigned long exec_canary = 0x5eed5eed;
 
 int exec_status(const char *path, char **argv) {
   int pid = fork();
@@ -50,6 +50,8 @@ int probe_status(char **argv) {
 // Up to 40 arguments: "usertests", "--probe", then payload strings.
 char *exec_args[MAXARG + 10];
 char exec_strings[MAXARG + 10][8];
+
+}  // namespace
 
 // MAXARG arguments work; one more is refused.
 void test_execargs() {
@@ -127,6 +129,8 @@ void test_exechuge() {
   CHECK(got == kExecReturned, "exec of 32 x 200-byte arguments: status %d, expected -1", got);
 }
 
+namespace {
+
 // ---- Files that are not (good) programs -------------------------------------------------------
 
 struct ElfHeader {
@@ -194,6 +198,8 @@ void with_patch(T *field, T value, const char *what) {
   expect_exec_fails(self_size, what);
   *field = saved;
 }
+
+}  // namespace
 
 void test_execbadelf() {
   load_self();

@@ -13,8 +13,6 @@
 // kind of sleep a process can be in must be interruptible this way, or a killed process
 // could stay stuck for ever: the tests kill processes that are running, sleeping in
 // sleep(), and blocked in a pipe's read and write.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {

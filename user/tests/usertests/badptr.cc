@@ -15,11 +15,11 @@
 //             lies beyond the break (for strings: no NUL before the unmapped page)
 //
 // After each call the test carries on, which is itself the check that it was not killed.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
+
+namespace {
 
 enum class Bad { Kernel, AllOnes, MaxVa, Unmapped, Guard, Straddle, Count };
 constexpr int kBadKinds = static_cast<int>(Bad::Count);
@@ -27,15 +27,15 @@ constexpr const char *kBadNames[kBadKinds] = {"kernel",   "allones", "maxva",
                                               "unmapped", "guard",   "straddle"};
 
 // The first unmapped byte above the heap, once set up by bad_setup().
-inline unsigned long bad_heap_end = 0;
+unsigned long bad_heap_end = 0;
 
-inline void bad_setup() {
+void bad_setup() {
   if (bad_heap_end == 0) bad_heap_end = heap_end_aligned();
 }
 
 // A bad address of the given kind. With Straddle, `mapped` bytes of the object are in
 // mapped memory (filled with 'a', so a string there runs into the unmapped page).
-inline unsigned long bad_addr(int kind, int mapped) {
+unsigned long bad_addr(int kind, int mapped) {
   bad_setup();
   switch (static_cast<Bad>(kind)) {
     case Bad::Kernel: return kKernelBase;
@@ -58,26 +58,28 @@ T *bad_ptr(int kind, int mapped) {
 
 constexpr const char *kBadFile = "ub_file";
 
-inline int open_bad_file(int flags) {
+int open_bad_file(int flags) {
   int fd = open(kBadFile, flags);
   CHECK(fd >= 0, "cannot open %s", kBadFile);
   return fd;
 }
 
-inline void make_bad_file() {
+void make_bad_file() {
   memset(scratch, 'f', 2048);
   make_file(kBadFile, scratch, 2048);
 }
 
 // No descriptor was left behind: the lowest free one is still 3.
 // The program's own code: readable, so fine as a source, but never a destination.
-inline unsigned long text_addr() { return reinterpret_cast<unsigned long>(&bad_setup) & ~7UL; }
+unsigned long text_addr() { return reinterpret_cast<unsigned long>(&bad_setup) & ~7UL; }
 
-inline void check_no_fd_leak(const char *after) {
+void check_no_fd_leak(const char *after) {
   int fd = dup(0);
   close(fd);
   CHECK(fd == 3, "after %s the lowest free descriptor is %d, not 3", after, fd);
 }
+
+}  // namespace
 
 void test_badread() {
   make_bad_file();

@@ -27,13 +27,6 @@
 // exits at once with argc + 100 * (total length of the arguments after --probe), which
 // tells the test that the exec worked and the arguments arrived whole.
 #include "usertests.h"
-#include "usertests_badptr.h"
-#include "usertests_exec.h"
-#include "usertests_fs.h"
-#include "usertests_fslimits.h"
-#include "usertests_mem.h"
-#include "usertests_pipe.h"
-#include "usertests_proc.h"
 
 namespace {
 

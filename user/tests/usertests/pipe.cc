@@ -6,8 +6,6 @@
 // and then 0 (end of file); when every read end is closed a write fails with -1, since
 // nobody could ever read what it would write. A descriptor inherited through fork or made
 // by dup keeps its end open: the end closes with its last descriptor.
-#pragma once
-
 #include "usertests.h"
 
 namespace ut {
@@ -20,8 +18,8 @@ void test_pipebig() {
   CHECK(pipe(fds) == 0, "pipe failed");
   int pid = spawn([&] {
     close(fds[0]);
-    Rng rng(kSeed);
-    Rng sizes(kSeed + 1);
+    Rng rng{kSeed};
+    Rng sizes{kSeed + 1};
     long sent = 0;
     while (sent < kTotal) {
       int n = 1 + static_cast<int>(sizes.below(sizeof(scratch)));
@@ -32,8 +30,8 @@ void test_pipebig() {
     }
   });
   close(fds[1]);
-  Rng rng(kSeed);
-  Rng sizes(kSeed + 2);
+  Rng rng{kSeed};
+  Rng sizes{kSeed + 2};
   long received = 0;
   for (;;) {
     int n = read(fds[0], scratch2, 1 + static_cast<int>(sizes.below(sizeof(scratch2))));
