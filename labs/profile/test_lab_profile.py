@@ -2,7 +2,7 @@
 
 Task 1, the profile(2) system call (kern/profile/sysprofile.cc, sys_profile): 33 points.
 Task 2, /proc/profile (kern/profile/report.cc, profile_read): 41 points.
-Task 3, `profile run` (user/bin/profile.cc, run) and the questions (labs/profile/answers.txt):
+Task 3, `profile run` (user/bin/profile/run.cc, run) and the questions (labs/profile/answers.txt):
 26 points.
 
 Every test checks one behaviour and says in its first line what is wrong, then where to

@@ -33,7 +33,7 @@ SOLUTION_ONLY = [
     "SAMPLE_MAX",
     "snapshot_count",
     "want_lo",
-    "run_child",            # user/bin/profile.cc
+    "run_child",            # user/bin/profile/run.cc
     "go_fd",
     "could not start profiling pid",
     "9,282,000 words",      # labs/profile/answers.txt
@@ -41,7 +41,7 @@ SOLUTION_ONLY = [
     "prepare is skipped",
 ]
 # The files the lab's regions are in.
-LAB_FILES = ["kern/profile/sysprofile.cc", "kern/profile/report.cc", "user/bin/profile.cc",
+LAB_FILES = ["kern/profile/sysprofile.cc", "kern/profile/report.cc", "user/bin/profile/run.cc",
              "labs/profile/answers.txt"]
 NOT_IN_STARTER = ["labs/profile/mutants", "labs/profile/test_lab_discrimination.py",
                   "tools/mkstarter", "tools/tern/starter.py", "tests/host/test_mkstarter.py",
@@ -168,7 +168,7 @@ def test_todos_and_placeholders(starter: Path) -> None:
     todos = {f: len(re.findall(r"TODO\(lab profile/\w+\)", (starter / f).read_text()))
              for f in LAB_FILES[:3]}
     assert todos == {"kern/profile/sysprofile.cc": 1, "kern/profile/report.cc": 2,
-                     "user/bin/profile.cc": 1}, todos
+                     "user/bin/profile/run.cc": 1}, todos
     answers = (starter / "labs/profile/answers.txt").read_text()
     assert answers.count("(write your answer here)") == 3
     assert len(re.findall(r"(?m)^Answer:$", answers)) == 3
@@ -176,7 +176,7 @@ def test_todos_and_placeholders(starter: Path) -> None:
 
 def test_starter_code_compiles(starter: Path) -> None:
     objects = ["build/kern/profile/sysprofile.cc.o", "build/kern/profile/report.cc.o",
-               "build/user/bin/profile.cc.o"]
+               "build/user/bin/profile/run.cc.o"]
     result = subprocess.run(["make", "-s", *objects], cwd=starter, capture_output=True,
                             text=True)
     assert result.returncode == 0, f"the starter's code does not compile:\n{result.stderr}"

@@ -9,7 +9,7 @@ from typing import Callable, Dict, Tuple
 
 from samples import raw_samples
 
-# The row format of `profile top` (user/bin/profile.cc), which profconv copies.
+# The row format of `profile top` (user/bin/profile/tally.cc), which profconv copies.
 ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\[k\] )?(.+)$")
 TOTAL = re.compile(r"^(\d+) samples from (\d+) process(?:es)?$")
 

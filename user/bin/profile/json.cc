@@ -1,0 +1,200 @@
+// profile: ProfileParser, the JSON of /proc/profile one sample at a time (json.h).
+#include "json.h"
+
+#include "lib/user.h"
+
+namespace prof {
+
+void ProfileParser::skip_space() {
+  for (;;) {
+    int c = in_.peek();
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+    in_.get();
+  }
+}
+
+bool ProfileParser::expect(char want) {
+  skip_space();
+  return in_.get() == want;
+}
+
+bool ProfileParser::at_end() {
+  skip_space();
+  return in_.peek() < 0;
+}
+
+// A string into buf (cut to cap-1 bytes, always terminated). Escapes are decoded; a \u
+// escape outside ASCII becomes '?', since names here are plain ASCII anyway.
+bool ProfileParser::string(char *buf, int cap) {
+  if (!expect('"')) return false;
+  int n = 0;
+  for (;;) {
+    int c = in_.get();
+    if (c < 0 || c < 0x20) return false;  // control bytes must be escaped
+    if (c == '"') break;
+    if (c == '\\') {
+      c = in_.get();
+      switch (c) {
+        case '"': case '\\': case '/': break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        case 'u': {
+          int code = 0;
+          for (int i = 0; i < 4; i++) {
+            int h = in_.get();
+            int v = h >= '0' && h <= '9'   ? h - '0'
+                    : h >= 'a' && h <= 'f' ? h - 'a' + 10
+                    : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                           : -1;
+            if (v < 0) return false;
+            code = code * 16 + v;
+          }
+          c = code < 0x80 ? code : '?';
+          break;
+        }
+        default:
+          return false;
+      }
+    }
+    if (buf != nullptr && n < cap - 1) buf[n++] = static_cast<char>(c);
+  }
+  if (buf != nullptr) buf[n] = '\0';
+  return true;
+}
+
+// A non-negative integer. Numbers of other forms are only ever skipped (skip_value).
+bool ProfileParser::number(unsigned long *out) {
+  skip_space();
+  int c = in_.peek();
+  if (c < '0' || c > '9') return false;
+  unsigned long v = 0;
+  while (c >= '0' && c <= '9') {
+    v = v * 10 + (in_.get() - '0');
+    c = in_.peek();
+  }
+  *out = v;
+  return true;
+}
+
+bool ProfileParser::literal(const char *word) {
+  for (; *word != '\0'; word++)
+    if (in_.get() != *word) return false;
+  return true;
+}
+
+bool ProfileParser::boolean(bool *out) {
+  skip_space();
+  if (in_.peek() == 't') {
+    *out = true;
+    return literal("true");
+  }
+  *out = false;
+  return literal("false");
+}
+
+// Any JSON value, thrown away. Nesting is bounded so bad input cannot exhaust the stack.
+bool ProfileParser::skip_value(int depth) {
+  if (depth > 16) return false;
+  skip_space();
+  int c = in_.peek();
+  if (c == '"') return string(nullptr, 0);
+  if (c == 't') return literal("true");
+  if (c == 'f') return literal("false");
+  if (c == 'n') return literal("null");
+  if (c == '{' || c == '[') {
+    char close = c == '{' ? '}' : ']';
+    in_.get();
+    skip_space();
+    if (in_.peek() == close) {
+      in_.get();
+      return true;
+    }
+    for (;;) {
+      if (close == '}' && !(string(nullptr, 0) && expect(':'))) return false;
+      if (!skip_value(depth + 1)) return false;
+      skip_space();
+      int next = in_.get();
+      if (next == close) return true;
+      if (next != ',') return false;
+    }
+  }
+  if (c == '-' || (c >= '0' && c <= '9')) {
+    while ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
+      in_.get();
+      c = in_.peek();
+    }
+    return true;
+  }
+  return false;
+}
+
+// The members of an object, calling member(key) after each key and its ':'. member
+// parses (or skips) the value.
+template <typename Member>
+bool ProfileParser::object(Member &&member) {
+  if (!expect('{')) return false;
+  skip_space();
+  if (in_.peek() == '}') {
+    in_.get();
+    return true;
+  }
+  for (;;) {
+    char key[16];
+    if (!string(key, sizeof(key)) || !expect(':') || !member(key)) return false;
+    skip_space();
+    int c = in_.get();
+    if (c == '}') return true;
+    if (c != ',') return false;
+  }
+}
+
+bool ProfileParser::frame(Frame &f) {
+  f.name[0] = '\0';
+  f.kernel = false;
+  return object([&](const char *key) {
+    if (strcmp(key, "symbol") == 0) return string(f.name, kNameMax);
+    if (strcmp(key, "kernel") == 0) return boolean(&f.kernel);
+    return skip_value();
+  });
+}
+
+bool ProfileParser::frames(Sample &s) {
+  if (!expect('[')) return false;
+  skip_space();
+  if (in_.peek() == ']') {
+    in_.get();
+    return true;
+  }
+  for (;;) {
+    // Frames beyond what fits are parsed into a scratch slot and dropped: the report
+    // only loses the outermost callers of an absurdly deep stack.
+    Frame scratch;
+    Frame &f = s.nframes < kMaxFrames ? s.frames[s.nframes] : scratch;
+    if (!frame(f)) return false;
+    if (s.nframes < kMaxFrames) s.nframes++;
+    skip_space();
+    int c = in_.get();
+    if (c == ']') return true;
+    if (c != ',') return false;
+  }
+}
+
+bool ProfileParser::sample(Sample &s) {
+  s.pid = -1;
+  s.nframes = 0;
+  return object([&](const char *key) {
+    if (strcmp(key, "pid") == 0) {
+      unsigned long pid;
+      if (!number(&pid)) return false;
+      s.pid = static_cast<int>(pid);
+      return true;
+    }
+    if (strcmp(key, "samples") == 0) return frames(s);
+    return skip_value();
+  });
+}
+
+}  // namespace prof

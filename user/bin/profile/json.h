@@ -1,0 +1,83 @@
+// profile: the JSON of /proc/profile, parsed one sample at a time.
+//
+// Reading /proc/profile gives a JSON array, one object per sample, with every address
+// already named:
+//
+//   {"pid":3,"tid":3,"comm":"spin","timestamp":123,"hart":0,"mode":"user","samples":[
+//     {"address":1234,"symbol":"hot","kernel":false}, ...]}
+//
+// The parser reads it from a Stream one character at a time and keeps only the sample it is
+// in the middle of, so the size of the profile does not matter.
+#pragma once
+
+#include "stream.h"
+
+namespace prof {
+
+constexpr int kNameMax = 96;     // longer names are cut (the kernel cuts at 95 as well)
+constexpr int kMaxFrames = 64;   // more than the kernel records per sample (32)
+
+struct Frame {
+  char name[kNameMax];
+  bool kernel;
+};
+
+// One sample, as much of it as the report needs. The parser sets every field it uses.
+struct Sample {
+  int pid;
+  int nframes;
+  Frame frames[kMaxFrames];
+};
+
+// A recursive-descent parser for the JSON of /proc/profile, reading from a Stream. It
+// accepts any valid JSON with the documented shape, in any key order, and skips keys it
+// does not know, so extra fields in a later kernel do not break it. Every method returns
+// false on malformed input; the caller reports where.
+class ProfileParser {
+ public:
+  ProfileParser(Stream &in, Sample &scratch) : in_(in), sample_(scratch) {}
+
+  // Calls visit(sample) for each sample in the array. False if the text is not a valid
+  // profile.
+  template <typename Visit>
+  bool each_sample(Visit &&visit);
+
+ private:
+  void skip_space();
+  bool expect(char want);
+  bool at_end();
+  bool string(char *buf, int cap);
+  bool number(unsigned long *out);
+  bool literal(const char *word);
+  bool boolean(bool *out);
+  bool skip_value(int depth = 0);
+  template <typename Member>
+  bool object(Member &&member);
+  bool frame(Frame &f);
+  bool frames(Sample &s);
+  bool sample(Sample &s);
+
+  Stream &in_;
+  Sample &sample_;  // reused for every sample: the parser holds one at a time
+};
+
+// A template, so its body is here rather than in json.cc.
+template <typename Visit>
+bool ProfileParser::each_sample(Visit &&visit) {
+  if (!expect('[')) return false;
+  skip_space();
+  if (in_.peek() == ']') {
+    in_.get();
+    return at_end();
+  }
+  for (;;) {
+    if (!sample(sample_)) return false;
+    visit(static_cast<const Sample &>(sample_));
+    skip_space();
+    int c = in_.get();
+    if (c == ']') return at_end();
+    if (c != ',') return false;
+  }
+}
+
+}  // namespace prof

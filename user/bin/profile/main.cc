@@ -1,0 +1,155 @@
+// profile: the command-line face of the sampling profiler.
+//
+//   profile PID on|off       start or stop sampling one process
+//   profile all on|off       sample every process, or stop doing so
+//   profile rate HZ          samples a second, 10..10000 (1000 after boot)
+//   profile clear            forget every sample recorded so far
+//   profile status           the profiler's state (/proc/profstat)
+//   profile top [N]          the N functions with the most samples (10 if N is left out)
+//   profile run CMD [ARG...] profile CMD from its first instruction to its exit, then
+//                            print `profile top` for that process alone
+//
+// The kernel does the sampling: on each tick of the sampling clock it records, for the
+// process running on that hart, the interrupted pc and the chain of return addresses it
+// finds by following frame pointers (kernel frames first when the process was inside a
+// system call). Reading /proc/profile renders those samples as a JSON array, one object per
+// sample, with every address already named:
+//
+//   {"pid":3,"tid":3,"comm":"spin","timestamp":123,"hart":0,"mode":"user","samples":[
+//     {"address":1234,"symbol":"hot","kernel":false}, ...]}
+//
+// `profile top` turns that into a table of self and inclusive counts per function
+// (tally.h), reading the JSON a chunk at a time (stream.h, json.h) so that a profile of
+// any size fits; `profile run` (run.cc) profiles one command from its start. profile.h
+// lists the files.
+#include "abi/profile.h"
+#include "lib/user.h"
+#include "profile.h"
+
+using namespace prof;
+
+[[noreturn]] void prof::fail(const char *what) {
+  fprintf(2, "profile: %s\n", what);
+  exit(1);
+}
+
+namespace {
+
+constexpr const char *kUsage =
+    "usage: profile PID on|off\n"
+    "       profile all on|off\n"
+    "       profile rate HZ        (10..10000 samples a second)\n"
+    "       profile clear\n"
+    "       profile status\n"
+    "       profile top [N]\n"
+    "       profile run CMD [ARG...]\n";
+
+constexpr const char *kStatPath = "/proc/profstat";
+
+[[noreturn]] void usage() {
+  fprintf(2, "%s", kUsage);
+  exit(1);
+}
+
+// A decimal number made of digits only (no sign, nothing after it), up to 9 of them, so it
+// cannot overflow an int. atoi would read "3x" as 3 and "x" as 0.
+bool parse_number(const char *s, int *out) {
+  int n = 0, digits = 0;
+  for (; *s != '\0'; s++, digits++) {
+    if (*s < '0' || *s > '9' || digits == 9) return false;
+    n = n * 10 + (*s - '0');
+  }
+  *out = n;
+  return digits > 0;
+}
+
+// profile status: /proc/profstat as it is.
+int show_status() {
+  int fd = open(kStatPath, O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/profstat");
+  char buf[256];
+  int n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) write(1, buf, n);
+  close(fd);
+  return 0;
+}
+
+// profile rate HZ
+int set_rate(const char *arg) {
+  int hz;
+  if (!parse_number(arg, &hz) || hz < PROF_MIN_HZ || hz > PROF_MAX_HZ) {
+    fprintf(2, "profile: rate must be a number from %d to %d (samples a second)\n", PROF_MIN_HZ,
+            PROF_MAX_HZ);
+    return 1;
+  }
+  if (profile(0, PROF_RATE, hz) < 0) fail("the kernel refused the rate");
+  return 0;
+}
+
+// profile all on|off
+int switch_all(bool on) {
+  if (profile(PROF_ALL_PIDS, on ? PROF_ON : PROF_OFF, 0) == 0) return 0;
+  fail(on ? "cannot profile all processes" : "not profiling all processes");
+}
+
+// profile PID on|off
+int switch_pid(int pid, bool on) {
+  if (profile(pid, on ? PROF_ON : PROF_OFF, 0) == 0) return 0;
+  if (on) {
+    fprintf(2, "profile: no process %d\n", pid);
+    return 1;
+  }
+  // The kernel answers -1 both for a pid that does not exist and for one that is not being
+  // profiled. Switching sampling on tells the two apart, and is undone at once: at worst
+  // it records a sample or two of a process that was running anyway.
+  if (profile(pid, PROF_ON, 0) < 0) {
+    fprintf(2, "profile: no process %d\n", pid);
+    return 1;
+  }
+  profile(pid, PROF_OFF, 0);
+  fprintf(2, "profile: process %d is not being profiled\n", pid);
+  return 1;
+}
+
+// "on" -> 1, "off" -> 0, anything else -> -1.
+int on_off(const char *word) {
+  if (strcmp(word, "on") == 0) return 1;
+  if (strcmp(word, "off") == 0) return 0;
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 2) usage();
+  const char *verb = argv[1];
+
+  if (strcmp(verb, "run") == 0) {
+    if (argc < 3) usage();
+    return run(argv + 2);
+  }
+  if (strcmp(verb, "top") == 0) {
+    int n = 10;
+    if (argc > 3 || (argc == 3 && (!parse_number(argv[2], &n) || n == 0))) usage();
+    return top(n, kAnyPid);
+  }
+  if (strcmp(verb, "status") == 0 || strcmp(verb, "clear") == 0) {
+    if (argc != 2) usage();
+    if (verb[0] == 's') return show_status();
+    if (profile(0, PROF_CLEAR, 0) < 0) fail("clear failed");
+    return 0;
+  }
+  if (strcmp(verb, "rate") == 0) {
+    if (argc != 3) usage();
+    return set_rate(argv[2]);
+  }
+
+  // profile PID|all on|off
+  if (argc != 3) usage();
+  int on = on_off(argv[2]);
+  if (on < 0) usage();
+  if (strcmp(verb, "all") == 0) return switch_all(on == 1);
+  int pid;
+  if (!parse_number(verb, &pid)) usage();
+  return switch_pid(pid, on == 1);
+}

@@ -1,0 +1,22 @@
+// profile: what the command's files share: failing, and the two commands that report.
+//
+// The files of this program, one concept each: main.cc (the command line and the commands
+// that only talk to the kernel), stream.cc (reading a file a chunk at a time), json.cc (the
+// JSON of /proc/profile), tally.cc (the per-function counts), top.cc (`profile top`) and
+// run.cc (`profile run`).
+#pragma once
+
+namespace prof {
+
+constexpr int kAnyPid = -1;  // the report's filter: every process
+
+// Prints `profile: WHAT` and exits with status 1.
+[[noreturn]] void fail(const char *what);
+
+// profile top: the report over the samples of `pid`, or of everyone for kAnyPid.
+int top(int n, int pid);
+
+// profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.
+int run(char **argv);
+
+}  // namespace prof

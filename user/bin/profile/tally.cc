@@ -1,0 +1,90 @@
+// profile: Tally, the per-function counts of `profile top` (tally.h).
+#include "tally.h"
+
+#include "lib/user.h"
+#include "profile.h"
+
+namespace prof {
+
+bool Tally::init() {
+  slots_ = static_cast<FunctionCount *>(malloc(kSlots * sizeof(FunctionCount)));
+  if (slots_ == nullptr) return false;
+  for (int i = 0; i < kSlots; i++) slots_[i] = FunctionCount{};
+  overflow_.name = "(other functions)";
+  return true;
+}
+
+void Tally::add(const Sample &s) {
+  if (s.nframes == 0) return;
+  int serial = samples_++;
+  find(s.frames[0])->self++;
+  for (int i = 0; i < s.nframes; i++) {
+    FunctionCount *f = find(s.frames[i]);
+    if (f->last_sample != serial) {
+      f->last_sample = serial;
+      f->incl++;
+    }
+  }
+}
+
+void Tally::print_top(int n) {
+  FunctionCount **order = static_cast<FunctionCount **>(malloc((used_ + 1) * sizeof(void *)));
+  if (order == nullptr) fail("out of memory");
+  int count = 0;
+  for (int i = 0; i < kSlots; i++)
+    if (slots_[i].name != nullptr) order[count++] = &slots_[i];
+  if (overflow_.incl > 0) order[count++] = &overflow_;
+  if (n > count) n = count;
+  // A selection sort of the first n: n is small and this runs once.
+  for (int i = 0; i < n; i++) {
+    int best = i;
+    for (int j = i + 1; j < count; j++)
+      if (before(*order[j], *order[best])) best = j;
+    FunctionCount *t = order[i];
+    order[i] = order[best];
+    order[best] = t;
+  }
+  printf("%7s %6s %7s %6s  %s\n", "self", "%", "incl", "%", "function");
+  for (int i = 0; i < n; i++) {
+    const FunctionCount &f = *order[i];
+    int self = tenths_of_percent(f.self), incl = tenths_of_percent(f.incl);
+    printf("%7d %3d.%d%% %7d %3d.%d%%  %s%s\n", f.self, self / 10, self % 10, f.incl,
+           incl / 10, incl % 10, f.kernel ? "[k] " : "", f.name);
+  }
+  free(order);
+}
+
+unsigned Tally::hash(const char *s, bool kernel) {
+  unsigned h = kernel ? 2166136261u ^ 0x5bd1e995u : 2166136261u;  // FNV-1a
+  for (; *s != '\0'; s++) h = (h ^ static_cast<unsigned char>(*s)) * 16777619u;
+  return h;
+}
+
+bool Tally::before(const FunctionCount &a, const FunctionCount &b) {
+  if (a.self != b.self) return a.self > b.self;
+  return a.incl > b.incl;
+}
+
+int Tally::tenths_of_percent(int part) const {
+  return samples_ == 0 ? 0 : static_cast<int>((part * 1000L + samples_ / 2) / samples_);
+}
+
+FunctionCount *Tally::find(const Frame &f) {
+  const char *name = f.name[0] != '\0' ? f.name : "??";
+  for (unsigned i = hash(name, f.kernel) % kSlots;; i = (i + 1) % kSlots) {
+    FunctionCount &slot = slots_[i];
+    if (slot.name == nullptr) {
+      if (used_ >= kMaxUsed) return &overflow_;
+      char *copy = static_cast<char *>(malloc(strlen(name) + 1));
+      if (copy == nullptr) return &overflow_;
+      strcpy(copy, name);
+      slot.name = copy;
+      slot.kernel = f.kernel;
+      used_++;
+      return &slot;
+    }
+    if (slot.kernel == f.kernel && strcmp(slot.name, name) == 0) return &slot;
+  }
+}
+
+}  // namespace prof

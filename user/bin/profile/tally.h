@@ -1,0 +1,51 @@
+// profile: counting samples per function, for `profile top`.
+//
+// For every function the report counts two things:
+//
+//   self   samples whose innermost frame is in the function: time spent in its own code;
+//   incl   samples with the function anywhere on the stack, counted once per sample even
+//          when it recurses: time spent in it and in everything it called.
+//
+// Only these counts grow with the profile, and there are few functions.
+#pragma once
+
+#include "json.h"
+
+namespace prof {
+
+struct FunctionCount {
+  const char *name = nullptr;  // nullptr: a free slot
+  bool kernel = false;
+  int self = 0;
+  int incl = 0;
+  int last_sample = -1;  // the sample that last counted this function inclusively
+};
+
+// Per-function counts in an open-addressing hash table keyed by (name, kernel). The table
+// has a fixed size; if a profile ever names more functions than it holds, the rest are
+// counted together as "(other functions)" rather than failing the whole report.
+class Tally {
+ public:
+  // False if the table cannot be allocated.
+  bool init();
+  void add(const Sample &s);
+  int samples() const { return samples_; }
+  // Prints the n functions with the most self samples (ties: more inclusive samples first).
+  void print_top(int n);
+
+ private:
+  static constexpr int kSlots = 2048;
+  static constexpr int kMaxUsed = kSlots * 3 / 4;  // keep probe sequences short
+
+  static unsigned hash(const char *s, bool kernel);
+  static bool before(const FunctionCount &a, const FunctionCount &b);
+  int tenths_of_percent(int part) const;
+  FunctionCount *find(const Frame &f);
+
+  FunctionCount *slots_ = nullptr;
+  FunctionCount overflow_;
+  int used_ = 0;
+  int samples_ = 0;
+};
+
+}  // namespace prof

@@ -1,0 +1,44 @@
+// profile top [N]: the N functions with the most samples.
+//
+// The report reads /proc/profile once, through a Stream and the JSON parser, adding each
+// sample to a Tally, and prints the table with the count of samples the kernel dropped.
+#include "abi/profile.h"
+#include "json.h"
+#include "lib/user.h"
+#include "profile.h"
+#include "tally.h"
+
+namespace prof {
+namespace {
+
+constexpr const char *kProfilePath = "/proc/profile";
+
+// The sample being parsed. It is static because a user stack is a single 4 KiB page, and
+// a sample's frames with their names take more than that.
+Sample current_sample;
+
+}  // namespace
+
+int top(int n, int pid) {
+  Tally tally;
+  if (!tally.init()) fail("out of memory");
+  int fd = open(kProfilePath, O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/profile");
+  Stream in(fd);
+  ProfileParser parser(in, current_sample);
+  bool ok = parser.each_sample([&](const Sample &s) {
+    if (pid == kAnyPid || s.pid == pid) tally.add(s);
+  });
+  close(fd);
+  if (!ok) {
+    fprintf(2, "profile: /proc/profile is not a valid profile (at byte %lu)\n", in.offset());
+    return 1;
+  }
+  if (tally.samples() > 0) tally.print_top(n);
+  char dropped[24];
+  if (!profstat_value("dropped", dropped, sizeof(dropped))) strcpy(dropped, "?");
+  printf("%d samples (%s dropped)\n", tally.samples(), dropped);
+  return 0;
+}
+
+}  // namespace prof
