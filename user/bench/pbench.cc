@@ -15,12 +15,7 @@ volatile unsigned long sink;
 
 __attribute__((noinline)) unsigned long work(unsigned long units) {
   unsigned long x = 88172645463325252ul;
-  for (unsigned long u = 0; u < units; u++)
-    for (int i = 0; i < 10000; i++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
+  for (unsigned long u = 0; u < units; u++) x = spin_rounds(x, 10000);
   return x;
 }
 

@@ -34,9 +34,7 @@ extern "C" {
 __attribute__((noinline, noclone)) void fill(unsigned long *seed) {
   unsigned long x = *seed;
   for (int i = 0; i < kBlock; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    x = xorshift(x);
     block[i] = static_cast<unsigned char>(x);
   }
   *seed = x;

@@ -14,14 +14,6 @@ namespace {
 
 volatile unsigned long sink;
 
-// A cheap scrambling step (xorshift): enough to keep the processor busy.
-inline unsigned long mix(unsigned long x) {
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  return x;
-}
-
 }  // namespace
 
 // C linkage keeps the symbol names plain (`hot`, not a mangled name), which is what a
@@ -31,20 +23,20 @@ extern "C" {
 
 __attribute__((noinline, noclone)) unsigned long hot(unsigned long seed) {
   unsigned long x = seed | 1;
-  for (int i = 0; i < 9000; i++) x = mix(x);
+  for (int i = 0; i < 9000; i++) x = xorshift(x);
   return x;
 }
 
 __attribute__((noinline, noclone)) unsigned long middle(unsigned long seed) {
   unsigned long x = seed;
-  for (int i = 0; i < 7500; i++) x = mix(x + i);
+  for (int i = 0; i < 7500; i++) x = xorshift(x + i);
   for (int i = 0; i < 4; i++) x ^= hot(x + i);
   return x;
 }
 
 __attribute__((noinline, noclone)) unsigned long outer(unsigned long seed) {
   unsigned long x = seed;
-  for (int i = 0; i < 10000; i++) x = mix(x + i);
+  for (int i = 0; i < 10000; i++) x = xorshift(x + i);
   for (int i = 0; i < 2; i++) x ^= middle(x + i);
   return x;
 }
@@ -64,7 +56,7 @@ int main(int argc, char **argv) {
     // Several passes per look at the clock: a system call is costly next to this work,
     // and time spent in it would blur the profile.
     for (int pass = 0; pass < 16; pass++) {
-      for (int i = 0; i < 5000; i++) x = mix(x + i);
+      for (int i = 0; i < 5000; i++) x = xorshift(x + i);
       x ^= outer(x);
       sink = x;
     }

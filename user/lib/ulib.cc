@@ -1,4 +1,5 @@
-// Small helpers built on the system calls: numbers from text, reading a line, stat by path.
+// Small helpers built on the system calls: numbers from text, reading a line, stat by path,
+// and where spin_until (user.h) leaves its values.
 #include "user.h"
 
 extern "C" {
@@ -30,6 +31,8 @@ char *gets(char *buf, int max) {
   buf[i] = '\0';
   return buf;
 }
+
+volatile unsigned long spin_sink;
 
 int stat(const char *path, struct stat *st) {
   int fd = open(path, O_RDONLY);

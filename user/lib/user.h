@@ -78,6 +78,38 @@ struct Rng {
   bool one_in(unsigned n) { return below(n) == 0; }
 };
 
+// --- Busy work ----------------------------------------------------------------------------
+// One step of xorshift64 (Marsaglia's shifts 13, 7, 17): a few instructions the compiler
+// cannot fold away, for programs that must keep a processor busy in a known function, and
+// for cheap pseudo-random data. Always inlined, so that a profile charges the time to the
+// function that does the work, not to a helper. x must not be 0.
+[[gnu::always_inline]] inline unsigned long xorshift(unsigned long x) {
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  return x;
+}
+
+// `rounds` steps of xorshift from x.
+[[gnu::always_inline]] inline unsigned long spin_rounds(unsigned long x, int rounds) {
+  for (int i = 0; i < rounds; i++) x = xorshift(x);
+  return x;
+}
+
+// Where spin_until leaves each value, so that its work is not optimised away.
+extern volatile unsigned long spin_sink;
+
+// Spins `rounds` steps at a time until the uptime clock reaches `deadline` (in 100 ms
+// ticks). Inlined into the caller like spin_rounds: the samples name the caller.
+[[gnu::always_inline]] inline unsigned long spin_until(int deadline, int rounds,
+                                                       unsigned long x) {
+  while (uptime() < deadline) {
+    x = spin_rounds(x, rounds);
+    spin_sink = x;
+  }
+  return x;
+}
+
 // --- Formatted output (user/lib/printf.cc) ------------------------------------------------
 // Conversions: %d %i %u %x %ld %lu %lx %p %s %c %%, with an optional '-' (left-justify),
 // '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".

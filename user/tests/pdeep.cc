@@ -25,16 +25,7 @@ extern "C" {
 
 // Spins until the uptime clock reaches `deadline` (in 100 ms ticks).
 __attribute__((noinline, noclone)) unsigned long bottom(int deadline) {
-  unsigned long x = 88172645463325252UL;
-  while (uptime() < deadline) {
-    for (int i = 0; i < 100000; i++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
-    sink = x;
-  }
-  return x;
+  return spin_until(deadline, 100000, 88172645463325252UL);
 }
 
 __attribute__((noinline, noclone)) unsigned long descend(int depth, int deadline) {

@@ -10,20 +10,9 @@
 
 namespace profiler_demo::long_names {
 
-volatile unsigned long sink;
-
 __attribute__((noinline)) unsigned long spin_in_a_function_with_a_long_name(unsigned long seed,
                                                                             int deadline) {
-  unsigned long x = seed | 1;
-  while (uptime() < deadline) {
-    for (int i = 0; i < 100000; i++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
-    sink = x;
-  }
-  return x;
+  return spin_until(deadline, 100000, seed | 1);
 }
 
 }  // namespace profiler_demo::long_names

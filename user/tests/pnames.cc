@@ -29,16 +29,7 @@ extern "C" {
 
 // Spins until the uptime clock reaches `deadline` (in 100 ms ticks).
 __attribute__((noinline, noclone)) unsigned long fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(int deadline) {
-  unsigned long x = 88172645463325252UL;
-  while (uptime() < deadline) {
-    for (int i = 0; i < 300; i++) {  // short: a good share of the time is in uptime()
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
-    sink = x;
-  }
-  return x;
+  return spin_until(deadline, 300, 88172645463325252UL);  // short: much time in uptime()
 }
 
 __attribute__((noinline, noclone)) unsigned long descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(int depth, int deadline) {

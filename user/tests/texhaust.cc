@@ -54,18 +54,13 @@ constexpr const char *kTableNames[kTables] = {"none",  "inodes", "files",  "pipe
                                               "procs", "images", "buffers"};
 
 Kind model[kNames];
-unsigned long rng_state;
+Rng rng{1};  // seeded by main
 int failures = 0;
 int cases = 0;
 int old_fd = -1;
 unsigned old_ino = 0;
 
-unsigned rnd(unsigned n) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return static_cast<unsigned>(rng_state % n);
-}
+unsigned rnd(unsigned n) { return rng.below(n); }
 
 void fail(const char *what, const char *detail) {
   printf("texhaust: FAIL %s: %s\n", what, detail);
@@ -448,7 +443,7 @@ int main(int argc, char **argv) {
   int seed = atoi(argv[1]);
   int rounds = argc > 2 ? atoi(argv[2]) : 3;
   if (rounds <= 0) rounds = 1;
-  rng_state = 0x9e3779b97f4a7c15UL ^ static_cast<unsigned long>(seed);
+  rng = Rng{0x9e3779b97f4a7c15UL ^ static_cast<unsigned long>(seed)};
   printf("texhaust: seed %d, %d rounds a table\n", seed, rounds);
   if (!setup()) return 1;
   for (int t = 0; t < kTables; t++) {

@@ -68,16 +68,11 @@ int run_profiled(const char *path, const char *arg = nullptr) {
   return status == 0 && on ? pid : -1;
 }
 
-unsigned long rng_state;
-unsigned rnd(unsigned n) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return static_cast<unsigned>(rng_state % n);
-}
+Rng rng{1};  // seeded by main
+unsigned rnd(unsigned n) { return rng.below(n); }
 
 int keep(int seed) {
-  rng_state = 0x2545f4914f6cdd1dUL ^ static_cast<unsigned long>(seed);
+  rng = Rng{0x2545f4914f6cdd1dUL ^ static_cast<unsigned long>(seed)};
   printf("tprofimg: seed %d\n", seed);
   if (mkdir("/tp") < 0 || chdir("/tp") < 0) {
     fail("cannot make /tp");

@@ -21,12 +21,7 @@ extern "C" {
 
 // The work: a few thousand rounds of xorshift.
 __attribute__((noinline, noclone)) unsigned long churn(unsigned long x) {
-  for (int i = 0; i < 20000; i++) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-  }
-  return x;
+  return spin_rounds(x, 20000);
 }
 
 // Built without a frame pointer: it saves ra on the stack (it makes calls) but keeps no

@@ -60,18 +60,11 @@ long number(const char *s) {
   exit(2);
 }
 
-// xorshift64: the read sizes of -r, the same for the same seed.
-unsigned long next_random(unsigned long &state) {
-  state ^= state << 13;
-  state ^= state >> 7;
-  state ^= state << 17;
-  return state;
-}
-
 // Mostly small reads, which start and end inside samples: 1 to 16 bytes half the time, up
 // to 512 a quarter of the time, up to 4096 otherwise.
-int random_size(unsigned long &state) {
-  unsigned long r = next_random(state);
+// The same seed gives the same sizes.
+int random_size(Rng &rng) {
+  unsigned long r = rng.next();
   switch (r % 4) {
     case 0:
     case 1: return 1 + static_cast<int>((r >> 8) % 16);
@@ -81,7 +74,7 @@ int random_size(unsigned long &state) {
 }
 
 // One opening of -r. Returns false on an error (already reported).
-bool read_once(const char *path, int k, unsigned long &state, bool keep) {
+bool read_once(const char *path, int k, Rng &rng, bool keep) {
   int fd = open(path, O_RDONLY);
   if (fd < 0) {
     fprintf(2, "labread: cannot open %s\n", path);
@@ -91,7 +84,7 @@ bool read_once(const char *path, int k, unsigned long &state, bool keep) {
   unsigned hash = 2166136261u;
   int zeros = 0;  // reads that returned 0 so far
   while (zeros < 4) {
-    int size = random_size(state);
+    int size = random_size(rng);
     int n = read(fd, buf, size);
     if (n < 0 || n > size) {
       printf("labread: open %d: a read of %d bytes returned %d after %ld bytes\n", k, size, n,
@@ -128,10 +121,10 @@ int random_reads(int argc, char **argv) {
   long seed = number(argv[2]);
   long opens = number(argv[3]);
   if (seed < 0 || opens < 1) usage();
-  unsigned long state = static_cast<unsigned long>(seed) * 2654435761u + 1;
+  Rng rng{static_cast<unsigned long>(seed) * 2654435761u + 1};
   const char *save = argc == 6 ? argv[5] : nullptr;
   for (int k = 1; k <= opens; k++)
-    if (!read_once(argv[4], k, state, save != nullptr && k == opens)) return 1;
+    if (!read_once(argv[4], k, rng, save != nullptr && k == opens)) return 1;
   if (save != nullptr) {
     int fd = open(save, O_CREATE | O_TRUNC | O_WRONLY);
     if (fd < 0 || write(fd, saved, static_cast<int>(saved_length)) != saved_length) {

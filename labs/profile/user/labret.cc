@@ -28,15 +28,7 @@ volatile unsigned long sink;
 extern "C" {
 
 __attribute__((noinline, noreturn)) void finish(int deadline) {
-  unsigned long x = 88172645463325252UL;
-  while (uptime() < deadline) {
-    for (int i = 0; i < 100000; i++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
-    sink = x;
-  }
+  spin_until(deadline, 100000, 88172645463325252UL);
   printf("labret: done\n");
   exit(0);
 }

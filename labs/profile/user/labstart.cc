@@ -24,11 +24,7 @@ volatile unsigned long sink;
                                                        unsigned long x) {
   unsigned long ran = 0, last = start;
   while (ran < ticks) {
-    for (int i = 0; i < 1000; i++) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-    }
+    x = spin_rounds(x, 1000);
     sink = x;
     unsigned long now = rdtime();
     if (now - last < TIME_TICKS_PER_MS) ran += now - last;

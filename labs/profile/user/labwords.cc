@@ -35,9 +35,7 @@ bool use_fnv = false;
 unsigned long rng_state = 88172645463325252UL;
 
 unsigned long next_random() {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
+  rng_state = xorshift(rng_state);
   return rng_state;
 }
 
