@@ -1,24 +1,31 @@
-// printf and fprintf: formatted output without a C library.
+// printf, fprintf and snprintf: formatted output without a C library.
 //
-// Output is collected in a small buffer on the stack and handed to write() in as few calls
-// as possible (one, for any line shorter than the buffer). That matters when several
-// processes share the console: a line written by one write() call comes out whole, instead
-// of interleaved character by character with another process's output.
+// Output to a file is collected in a small buffer on the stack and handed to write() in as
+// few calls as possible (one, for any line shorter than the buffer). That matters when
+// several processes share the console: a line written by one write() call comes out whole,
+// instead of interleaved character by character with another process's output.
 //
 // Supported: %d %i %u %x %p %s %c %%, the 'l' size prefix (%ld %lu %lx), and a field width
 // with '-' to pad on the right or '0' to pad with zeros, such as "%5d", "%08lx", "%-14s".
-// There is no floating point: user programs run with the FPU off.
+// There is no floating point: user programs run with the FPU off. snprintf formats into a
+// string instead, with the same conversions.
 #include "user.h"
 
 namespace {
 
+// Where formatted text goes: a file descriptor, through buf_, or a string of cap bytes.
 class Output {
  public:
   explicit Output(int fd) : fd_(fd) {}
+  Output(char *dst, int cap) : dst_(dst), cap_(cap) {}
 
   void put(char c) {
-    if (len_ == sizeof(buf_)) flush();
-    buf_[len_++] = c;
+    if (dst_ != nullptr) {
+      if (total_ + 1 < cap_) dst_[total_] = c;
+    } else {
+      if (len_ == sizeof(buf_)) flush();
+      buf_[len_++] = c;
+    }
     total_++;
   }
 
@@ -26,7 +33,12 @@ class Output {
     for (int i = 0; i < count; i++) put(c);
   }
 
+  // Writes out what is buffered; a string is terminated instead (cut to cap - 1 bytes).
   void flush() {
+    if (dst_ != nullptr) {
+      if (cap_ > 0) dst_[total_ < cap_ ? total_ : cap_ - 1] = '\0';
+      return;
+    }
     if (len_ > 0) write(fd_, buf_, len_);
     len_ = 0;
   }
@@ -34,7 +46,9 @@ class Output {
   int total() const { return total_; }
 
  private:
-  int fd_;
+  int fd_ = -1;
+  char *dst_ = nullptr;
+  int cap_ = 0;
   int len_ = 0;
   int total_ = 0;
   char buf_[128];
@@ -168,6 +182,15 @@ extern "C" {
 
 int fprintf(int fd, const char *fmt, ...) {
   Output out(fd);
+  __builtin_va_list ap;
+  __builtin_va_start(ap, fmt);
+  int n = format(out, fmt, ap);
+  __builtin_va_end(ap);
+  return n;
+}
+
+int snprintf(char *buf, int cap, const char *fmt, ...) {
+  Output out(buf, cap);
   __builtin_va_list ap;
   __builtin_va_start(ap, fmt);
   int n = format(out, fmt, ap);

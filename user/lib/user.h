@@ -115,6 +115,9 @@ extern volatile unsigned long spin_sink;
 // '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// Into buf: at most cap - 1 characters and a terminating NUL. Returns the length the whole
+// text has, which is cap or more when it was cut.
+int snprintf(char *buf, int cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 // --- Strings and memory (user/lib/string.cc, user/lib/ulib.cc) ----------------------------
 char *strcpy(char *dst, const char *src);
