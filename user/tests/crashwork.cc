@@ -101,14 +101,8 @@ class Path {
 
   Path &add(uint n) {
     char digits[12];
-    int k = 0;
-    do {
-      digits[k++] = static_cast<char>('0' + n % 10);
-      n /= 10;
-    } while (n != 0);
-    while (k > 0 && len_ + 1 < MAXPATH) text_[len_++] = digits[--k];
-    text_[len_] = '\0';
-    return *this;
+    snprintf(digits, sizeof(digits), "%u", n);
+    return add(digits);
   }
 
   const char *str() const { return text_; }

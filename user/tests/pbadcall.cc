@@ -132,19 +132,7 @@ int main() {
   const int bad_rates[] = {0, PROF_MIN_HZ - 1, PROF_MAX_HZ + 1, -1, 100000};
   for (int hz : bad_rates) {
     char name[32];
-    strcpy(name, "rate ");
-    int len = strlen(name);
-    // A tiny itoa: the name shows which rate failed.
-    unsigned v = hz < 0 ? -hz : hz;
-    char digits[12];
-    int k = 0;
-    do {
-      digits[k++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    if (hz < 0) name[len++] = '-';
-    while (k > 0) name[len++] = digits[--k];
-    name[len] = '\0';
+    snprintf(name, sizeof(name), "rate %d", hz);  // the name shows which rate failed
     check(name, profile(0, PROF_RATE, hz), -1);
   }
   if (!have_rate || !profstat_value("rate", after, sizeof(after))) {

@@ -68,25 +68,16 @@ void fail(const char *what, const char *detail) {
 }
 
 // "nK" or "/tx/nK", chosen at random: the absolute form also looks up "/" and "tx".
-const char *name_path(int k, char *buf) {
-  bool absolute = rnd(2) == 0;
-  int n = 0;
-  if (absolute) {
-    memcpy(buf, "/tx/", 4);
-    n = 4;
-  }
-  buf[n] = 'n';
-  buf[n + 1] = static_cast<char>('0' + k);
-  buf[n + 2] = 0;
+template <int N>
+const char *name_path(int k, char (&buf)[N]) {
+  snprintf(buf, N, "%sn%d", rnd(2) == 0 ? "/tx/" : "", k);
   return buf;
 }
 
-void numbered(char *buf, const char *prefix, int i) {
-  int n = static_cast<int>(strlen(prefix));
-  memcpy(buf, prefix, n);
-  buf[n] = static_cast<char>('0' + i / 10);
-  buf[n + 1] = static_cast<char>('0' + i % 10);
-  buf[n + 2] = 0;
+// prefix and i in two digits, into buf.
+template <int N>
+void numbered(char (&buf)[N], const char *prefix, int i) {
+  snprintf(buf, N, "%s%02d", prefix, i);
 }
 
 bool make_file(const char *path) {
@@ -316,7 +307,8 @@ void check_dir(const char *table) {
 
   int links = 1;
   for (int k = 0; k < kNames; k++) {
-    char name[3] = {'n', static_cast<char>('0' + k), 0};
+    char name[3];
+    snprintf(name, sizeof(name), "n%d", k);
     int at = -1;
     for (int j = 0; j < n; j++)
       if (strcmp(seen[j], name) == 0) at = j;
@@ -329,7 +321,8 @@ void check_dir(const char *table) {
       continue;
     }
     if (at < 0) continue;
-    char path[8] = {'/', 't', 'x', '/', 'n', static_cast<char>('0' + k), 0};
+    char path[8];
+    snprintf(path, sizeof(path), "/tx/n%d", k);
     struct stat st;
     if (stat(path, &st) < 0) {
       printf("texhaust: FAIL %s: cannot stat %s\n", table, path);
@@ -392,7 +385,8 @@ bool setup() {
   for (int k = 0; ok && k < kNames; k++) {
     model[k] = Absent;
     if (rnd(2)) {
-      char name[3] = {'n', static_cast<char>('0' + k), 0};
+      char name[3];
+      snprintf(name, sizeof(name), "n%d", k);
       ok = make_file(name);
       model[k] = File;
     }

@@ -26,31 +26,10 @@ int number(const char *s, int fallback) {
   return n;
 }
 
-// Append s, or the decimal digits of v, to line at n; returns the new length.
-int put(char *line, int n, const char *s) {
-  while (*s) line[n++] = *s++;
-  return n;
-}
-
-int put(char *line, int n, int v) {
-  char digits[12];
-  int k = 0;
-  do {
-    digits[k++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v > 0);
-  while (k > 0) line[n++] = digits[--k];
-  return n;
-}
-
 void child(int c, int lines) {
   char line[256];
   for (int l = 0; l < lines; l++) {
-    int n = put(line, 0, "tlines: child ");
-    n = put(line, n, c);
-    n = put(line, n, " line ");
-    n = put(line, n, l);
-    n = put(line, n, " ");
+    int n = snprintf(line, sizeof(line) - kPad - 1, "tlines: child %d line %d ", c, l);
     for (int i = 0; i < kPad; i++) line[n++] = static_cast<char>('a' + c);
     line[n++] = '\n';
     write(1, line, n);

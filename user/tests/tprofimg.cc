@@ -37,12 +37,10 @@ void fail(const char *what) {
   failures++;
 }
 
-void numbered(char *buf, const char *prefix, int i) {
-  int n = static_cast<int>(strlen(prefix));
-  memcpy(buf, prefix, n);
-  buf[n] = static_cast<char>('0' + i / 10);
-  buf[n + 1] = static_cast<char>('0' + i % 10);
-  buf[n + 2] = 0;
+// prefix and i in two digits, into buf.
+template <int N>
+void numbered(char (&buf)[N], const char *prefix, int i) {
+  snprintf(buf, N, "%s%02d", prefix, i);
 }
 
 // Run path (with one optional argument) in a child that is profiled from its first

@@ -123,29 +123,9 @@ void make_file(const char *path, const void *data, int n) {
 
 void must_unlink(const char *path) { CHECK(unlink(path) == 0, "unlink %s failed", path); }
 
-namespace {
-
-// Writes the decimal form of v at the end of the string s (which must have room).
-void append_number(char *s, int v) {
-  char digits[12];
-  int n = 0;
-  unsigned u = v < 0 ? 0u - static_cast<unsigned>(v) : static_cast<unsigned>(v);
-  do {
-    digits[n++] = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u != 0);
-  s += strlen(s);
-  if (v < 0) *s++ = '-';
-  while (n > 0) *s++ = digits[--n];
-  *s = '\0';
-}
-
-}  // namespace
-
 // "prefix" followed by the number i, into out (at least 32 bytes).
 char *numbered(char *out, const char *prefix, int i) {
-  strcpy(out, prefix);
-  append_number(out, i);
+  snprintf(out, 32, "%s%d", prefix, i);
   return out;
 }
 
