@@ -60,11 +60,11 @@
 
 namespace {
 
-constexpr int kChunk = 4096;
-constexpr const char *kFile = "bsys.tmp";
-constexpr const char *kSelf = "/bsys";
+constexpr int CHUNK = 4096;
+constexpr const char *FILE = "bsys.tmp";
+constexpr const char *SELF = "/bsys";
 
-char buf[kChunk];  // static: the user stack is only one page
+char buf[CHUNK];  // static: the user stack is only one page
 
 [[noreturn]] void fail(const char *what) {
   fprintf(2, "bsys: %s\n", what);
@@ -206,7 +206,7 @@ void exec_once() {
   if (pid < 0) fail("fork failed");
   if (pid == 0) {
     const char *argv[] = {"bsys", "nop", nullptr};
-    exec(kSelf, const_cast<char **>(argv));
+    exec(SELF, const_cast<char **>(argv));
     fail("exec /bsys failed");
   }
   reap(pid);
@@ -219,7 +219,7 @@ void bench_exec(int n) {
   for (int i = 0; i < n; i++) exec_once();
   unsigned long insns = w.insns();
   struct stat st;
-  if (stat(kSelf, &st) < 0) fail("cannot stat /bsys");
+  if (stat(SELF, &st) < 0) fail("cannot stat /bsys");
   printf("bsys: exec rounds %d insns %lu size %lu\n", n, insns, st.size);
 }
 
@@ -257,8 +257,8 @@ void bench_pipe(int bytes) {
     data.close_read();
     char c;
     if (read(go.rd(), &c, 1) != 1) exit(1);
-    for (int left = bytes; left > 0; left -= kChunk) {
-      int n = left < kChunk ? left : kChunk;
+    for (int left = bytes; left > 0; left -= CHUNK) {
+      int n = left < CHUNK ? left : CHUNK;
       if (write(data.wr(), buf, n) != n) exit(1);
     }
     exit(0);
@@ -268,7 +268,7 @@ void bench_pipe(int bytes) {
   Stopwatch w;
   if (write(go.wr(), "g", 1) != 1) fail("cannot start the writer");
   int got = 0, n;
-  while ((n = read(data.rd(), buf, kChunk)) > 0) got += n;
+  while ((n = read(data.rd(), buf, CHUNK)) > 0) got += n;
   unsigned long insns = w.insns();
   reap(pid);
   if (got != bytes) fail("the pipe lost bytes");
@@ -276,43 +276,43 @@ void bench_pipe(int bytes) {
 }
 
 void write_file(int bytes) {
-  int fd = open(kFile, O_CREATE | O_WRONLY);
+  int fd = open(FILE, O_CREATE | O_WRONLY);
   if (fd < 0) fail("cannot create bsys.tmp");
-  for (int left = bytes; left > 0; left -= kChunk) {
-    int n = left < kChunk ? left : kChunk;
+  for (int left = bytes; left > 0; left -= CHUNK) {
+    int n = left < CHUNK ? left : CHUNK;
     if (write(fd, buf, n) != n) fail("file write failed");
   }
   close(fd);
 }
 
 void read_file(int bytes) {
-  int fd = open(kFile, O_RDONLY);
+  int fd = open(FILE, O_RDONLY);
   if (fd < 0) fail("cannot open bsys.tmp");
   int got = 0, n;
-  while ((n = read(fd, buf, kChunk)) > 0) got += n;
+  while ((n = read(fd, buf, CHUNK)) > 0) got += n;
   close(fd);
   if (got != bytes) fail("file read came back short");
 }
 
 void bench_fwrite(int bytes) {
-  unlink(kFile);
+  unlink(FILE);
   settle();
   Stopwatch w;
   write_file(bytes);
   unsigned long insns = w.insns();
-  unlink(kFile);
+  unlink(FILE);
   printf("bsys: fwrite bytes %d insns %lu\n", bytes, insns);
 }
 
 void bench_fread(int bytes, int rounds) {
-  unlink(kFile);
+  unlink(FILE);
   write_file(bytes);
   read_file(bytes);  // every block is now in the buffer cache
   settle();
   Stopwatch w;
   for (int i = 0; i < rounds; i++) read_file(bytes);
   unsigned long insns = w.insns();
-  unlink(kFile);
+  unlink(FILE);
   printf("bsys: fread bytes %d rounds %d insns %lu\n", bytes, rounds, insns);
 }
 
@@ -370,7 +370,7 @@ ProfileShape profile_shape() {
       kmode("\"mode\":\"kernel\"");
   ProfileShape shape;
   int n;
-  while ((n = read(fd, buf, kChunk)) > 0) {
+  while ((n = read(fd, buf, CHUNK)) > 0) {
     for (int i = 0; i < n; i++) {
       shape.samples += pid.feed(buf[i]);
       shape.frames += address.feed(buf[i]);
@@ -528,10 +528,10 @@ void bench_prof(int frames, int units, int hz) {
 
 // One round: 4 KiB through a pipe to ourselves, in 512-byte pieces that never fill it.
 extern "C" __attribute__((noinline)) void pipe_rounds(int rfd, int wfd, int rounds) {
-  constexpr int kPiece = 512;
+  constexpr int PIECE = 512;
   for (int r = 0; r < rounds; r++)
-    for (int off = 0; off < kChunk; off += kPiece)
-      if (write(wfd, buf + off, kPiece) != kPiece || read(rfd, buf + off, kPiece) != kPiece)
+    for (int off = 0; off < CHUNK; off += PIECE)
+      if (write(wfd, buf + off, PIECE) != PIECE || read(rfd, buf + off, PIECE) != PIECE)
         fail("pipe round failed");
 }
 
@@ -564,12 +564,12 @@ void bench_fill(int want, int after) {
   prepare_profile(PROF_MAX_HZ);
   long capacity = profstat("capacity");
   if (want > capacity) want = static_cast<int>(capacity);
-  constexpr unsigned long kTicksPerSecond = 10'000'000;
-  constexpr unsigned long kTicksPerSleep = kTicksPerSecond / 10;  // sleep() counts 100 ms
+  constexpr unsigned long TICKS_PER_SECOND = 10'000'000;
+  constexpr unsigned long TICKS_PER_SLEEP = TICKS_PER_SECOND / 10;  // sleep() counts 100 ms
   unsigned long start;
   asm volatile("rdtime %0" : "=r"(start));
-  unsigned long wanted = static_cast<unsigned long>(after) * kTicksPerSecond;
-  if (start < wanted) sleep(static_cast<int>((wanted - start) / kTicksPerSleep) + 1);
+  unsigned long wanted = static_cast<unsigned long>(after) * TICKS_PER_SECOND;
+  if (start < wanted) sleep(static_cast<int>((wanted - start) / TICKS_PER_SLEEP) + 1);
   settle();
   asm volatile("rdtime %0" : "=r"(start));
   {
@@ -626,7 +626,7 @@ void bench_readtime(const char *path, int passes, int size) {
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "nop") == 0) return 0;
-  for (int i = 0; i < kChunk; i++) buf[i] = static_cast<char>('a' + i % 26);
+  for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
   const char *cmd = argc >= 2 ? argv[1] : "";
   if (argc == 3 && strcmp(cmd, "null") == 0) {
     bench_null(parse(argv[2], "N"));
@@ -653,8 +653,8 @@ int main(int argc, char **argv) {
   } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
     bench_fill(parse(argv[2], "N"), argc == 4 ? parse(argv[3], "SECONDS") : 0);
   } else if ((argc == 4 || argc == 5) && strcmp(cmd, "readtime") == 0) {
-    int size = argc == 5 ? parse(argv[4], "SIZE") : kChunk;
-    if (size < 1 || size > kChunk) fail("SIZE must be 1..4096");
+    int size = argc == 5 ? parse(argv[4], "SIZE") : CHUNK;
+    if (size < 1 || size > CHUNK) fail("SIZE must be 1..4096");
     bench_readtime(argv[2], parse(argv[3], "PASSES"), size);
   } else {
     fprintf(2,

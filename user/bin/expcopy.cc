@@ -45,8 +45,8 @@ struct Header {
 // whatever its size, so smaller writes would be slower. Reading /proc/profile in big pieces
 // is cheaper too: each read renders the sample it starts in again. Static: the user stack
 // is only one page.
-constexpr int kChunk = 256 * 1024;
-char chunk[kChunk];
+constexpr int CHUNK = 256 * 1024;
+char chunk[CHUNK];
 
 // Ticks spent in each part of the copy, for -t.
 struct Times {
@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   Times times;
   for (;;) {
     unsigned long t0 = rdtime();
-    int n = read(in, chunk, kChunk);
+    int n = read(in, chunk, CHUNK);
     unsigned long t1 = rdtime();
     times.reading += t1 - t0;
     if (n < 0) {

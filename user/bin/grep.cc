@@ -23,10 +23,10 @@ struct Item {
   bool repeated;  // followed by '*'
 };
 
-constexpr int kMaxItems = 128;
+constexpr int MAX_ITEMS = 128;
 
 struct Pattern {
-  Item items[kMaxItems];
+  Item items[MAX_ITEMS];
   int count = 0;
   bool anchored_start = false;
   bool anchored_end = false;
@@ -44,7 +44,7 @@ bool compile(const char *text, Pattern &p) {
       p.anchored_end = true;
       break;
     }
-    if (p.count == kMaxItems) return false;
+    if (p.count == MAX_ITEMS) return false;
     Item &item = p.items[p.count++];
     item.any = *text == '.';
     item.c = *text;

@@ -10,13 +10,12 @@
 // kernel hands orphans to init, and only a wait() by init frees them. So its loop is just
 // wait(): any child that is not the shell is reaped silently, and when the shell itself
 // exits a new one is started.
+#include "abi/majors.h"
 #include "abi/export.h"
 #include "abi/profile.h"
 #include "lib/user.h"
 
 namespace {
-
-constexpr short kConsoleMajor = 1;  // the xv6 ABI's console device
 
 // A device file that init creates if it is missing.
 struct DeviceFile {
@@ -25,7 +24,7 @@ struct DeviceFile {
   short minor;
 };
 
-constexpr DeviceFile kProcFiles[] = {
+constexpr DeviceFile PROC_FILES[] = {
     {"/proc/meminfo", PROCFS_MAJOR, PROC_MEMINFO},
     {"/proc/profile", PROCFS_MAJOR, PROC_PROFILE},
     {"/proc/profstat", PROCFS_MAJOR, PROC_PROFSTAT},
@@ -35,7 +34,7 @@ constexpr DeviceFile kProcFiles[] = {
 void open_console() {
   int fd = open("console", O_RDWR);
   if (fd < 0) {
-    mknod("console", kConsoleMajor, 0);
+    mknod("console", CONSOLE_MAJOR, 0);
     fd = open("console", O_RDWR);
   }
   if (fd != 0) {
@@ -52,7 +51,7 @@ void make_proc_files() {
   // be made is reported.
   mkdir("/proc");
   mkdir("/dev");
-  for (const DeviceFile &f : kProcFiles) {
+  for (const DeviceFile &f : PROC_FILES) {
     if (mknod(f.path, f.major, f.minor) < 0) {
       struct stat st;
       if (stat(f.path, &st) < 0) fprintf(2, "init: cannot create %s\n", f.path);

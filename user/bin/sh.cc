@@ -28,13 +28,13 @@ namespace {
 
 // ---- Limits ---------------------------------------------------------------------------------
 
-constexpr int kLineMax = 512;        // longest input line
-constexpr int kMaxTokens = 128;      // tokens in one line
-constexpr int kMaxStages = 16;       // commands in one pipeline
-constexpr int kMaxListItems = 16;    // pipelines in one list
-constexpr int kMaxCommands = 64;     // commands in one line, all nesting levels together
-constexpr int kMaxPipelines = 64;
-constexpr int kMaxLists = 16;        // parenthesis depth, roughly
+constexpr int LINE_MAX = 512;        // longest input line
+constexpr int MAX_TOKENS = 128;      // tokens in one line
+constexpr int MAX_STAGES = 16;       // commands in one pipeline
+constexpr int MAX_LIST_ITEMS = 16;    // pipelines in one list
+constexpr int MAX_COMMANDS = 64;     // commands in one line, all nesting levels together
+constexpr int MAX_PIPELINES = 64;
+constexpr int MAX_LISTS = 16;        // parenthesis depth, roughly
 
 // ---- Tokens ---------------------------------------------------------------------------------
 
@@ -47,8 +47,8 @@ struct Token {
 
 // Words are copied out of the line, each followed by a NUL. Quotes are dropped, so the
 // copy is never longer than the line plus one NUL per word.
-char word_storage[2 * kLineMax];
-Token tokens[kMaxTokens];
+char word_storage[2 * LINE_MAX];
+Token tokens[MAX_TOKENS];
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v'; }
 
@@ -63,7 +63,7 @@ bool tokenize(const char *s) {
   int n = 0;
   for (;;) {
     while (is_blank(*s)) s++;
-    if (n == kMaxTokens - 1) {
+    if (n == MAX_TOKENS - 1) {
       fprintf(2, "sh: too many words\n");
       return false;
     }
@@ -115,21 +115,21 @@ struct Command {
 };
 
 struct Pipeline {
-  Command *stages[kMaxStages];
+  Command *stages[MAX_STAGES];
   int count;
 };
 
 struct List {
-  Pipeline *items[kMaxListItems];
-  bool background[kMaxListItems];
+  Pipeline *items[MAX_LIST_ITEMS];
+  bool background[MAX_LIST_ITEMS];
   int count;
 };
 
 // The node tables for one line. Allocation hands out the next entry; reset() frees all.
 struct Nodes {
-  Command commands[kMaxCommands];
-  Pipeline pipelines[kMaxPipelines];
-  List lists[kMaxLists];
+  Command commands[MAX_COMMANDS];
+  Pipeline pipelines[MAX_PIPELINES];
+  List lists[MAX_LISTS];
   int ncommands, npipelines, nlists;
 
   void reset() { ncommands = npipelines = nlists = 0; }
@@ -169,11 +169,11 @@ class Parser {
   }
 
   List *parse_list() {
-    if (nodes.nlists == kMaxLists) return error("too deeply nested");
+    if (nodes.nlists == MAX_LISTS) return error("too deeply nested");
     List *list = &nodes.lists[nodes.nlists++];
     list->count = 0;
     while (peek() != Tok::End && peek() != Tok::RParen) {
-      if (list->count == kMaxListItems) return error("too many commands");
+      if (list->count == MAX_LIST_ITEMS) return error("too many commands");
       Pipeline *p = parse_pipeline();
       if (p == nullptr) return nullptr;
       bool background = false;
@@ -193,11 +193,11 @@ class Parser {
   }
 
   Pipeline *parse_pipeline() {
-    if (nodes.npipelines == kMaxPipelines) return error("line too complex");
+    if (nodes.npipelines == MAX_PIPELINES) return error("line too complex");
     Pipeline *p = &nodes.pipelines[nodes.npipelines++];
     p->count = 0;
     for (;;) {
-      if (p->count == kMaxStages) return error("pipeline too long");
+      if (p->count == MAX_STAGES) return error("pipeline too long");
       Command *c = parse_command();
       if (c == nullptr) return nullptr;
       p->stages[p->count++] = c;
@@ -207,7 +207,7 @@ class Parser {
   }
 
   Command *parse_command() {
-    if (nodes.ncommands == kMaxCommands) return error("line too complex");
+    if (nodes.ncommands == MAX_COMMANDS) return error("line too complex");
     Command *c = &nodes.commands[nodes.ncommands++];
     c->argc = 0;
     c->group = nullptr;
@@ -378,14 +378,14 @@ void run_list(const List &list) {
   for (int i = 0; i < list.count; i++) {
     const Pipeline &p = *list.items[i];
     if (list.background[i]) {
-      int pids[kMaxStages];
+      int pids[MAX_STAGES];
       int n = start_pipeline(p, pids);
       // The job is announced by its last command, whose output the user sees.
       if (n > 0) fprintf(2, "[%d]\n", pids[n - 1]);
       continue;
     }
     if (run_builtin(p)) continue;
-    int pids[kMaxStages];
+    int pids[MAX_STAGES];
     int n = start_pipeline(p, pids);
     wait_for(pids, n);
   }
@@ -423,7 +423,7 @@ int main() {
     }
   }
 
-  static char line[kLineMax];
+  static char line[LINE_MAX];
   while (read_line(line, sizeof(line))) {
     nodes.reset();
     if (!tokenize(line)) continue;

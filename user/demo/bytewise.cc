@@ -19,20 +19,20 @@
 
 namespace {
 
-constexpr int kChunk = 4096;
-constexpr int kMaxKiB = 256;  // the largest file tern allows is 268 KiB
-constexpr const char *kFile = "bytewise.tmp";
+constexpr int CHUNK = 4096;
+constexpr int MAX_KIB = 256;  // the largest file tern allows is 268 KiB
+constexpr const char *FILE = "bytewise.tmp";
 
-char buf[kChunk];  // static: the user stack is only one page
+char buf[CHUNK];  // static: the user stack is only one page
 
 [[noreturn]] void fail(const char *what) {
   fprintf(2, "bytewise: %s\n", what);
-  unlink(kFile);
+  unlink(FILE);
   exit(1);
 }
 
 int open_file() {
-  int fd = open(kFile, O_RDONLY);
+  int fd = open(FILE, O_RDONLY);
   if (fd < 0) fail("cannot open the file it wrote");
   return fd;
 }
@@ -43,11 +43,11 @@ int open_file() {
 extern "C" {
 
 __attribute__((noinline, noclone)) void write_file(int size) {
-  int fd = open(kFile, O_CREATE | O_TRUNC | O_WRONLY);
+  int fd = open(FILE, O_CREATE | O_TRUNC | O_WRONLY);
   if (fd < 0) fail("cannot create bytewise.tmp");
-  for (int i = 0; i < kChunk; i++) buf[i] = static_cast<char>('a' + i % 26);
-  for (int done = 0; done < size; done += kChunk)
-    if (write(fd, buf, kChunk) != kChunk) fail("write failed");
+  for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
+  for (int done = 0; done < size; done += CHUNK)
+    if (write(fd, buf, CHUNK) != CHUNK) fail("write failed");
   close(fd);
 }
 
@@ -69,7 +69,7 @@ __attribute__((noinline, noclone)) unsigned long read_buffered(int *calls) {
   int fd = open_file();
   unsigned long sum = 0;
   int n;
-  while ((n = read(fd, buf, kChunk)) > 0) {
+  while ((n = read(fd, buf, CHUNK)) > 0) {
     for (int i = 0; i < n; i++) sum += static_cast<unsigned char>(buf[i]);
     (*calls)++;
   }
@@ -81,8 +81,8 @@ __attribute__((noinline, noclone)) unsigned long read_buffered(int *calls) {
 
 int main(int argc, char **argv) {
   int kib = argc > 1 ? atoi(argv[1]) : 8;
-  if (argc > 2 || kib < 1 || kib > kMaxKiB) {
-    fprintf(2, "usage: bytewise [KIB]   (1 <= KIB <= %d)\n", kMaxKiB);
+  if (argc > 2 || kib < 1 || kib > MAX_KIB) {
+    fprintf(2, "usage: bytewise [KIB]   (1 <= KIB <= %d)\n", MAX_KIB);
     return 1;
   }
   write_file(kib * 1024);
@@ -95,9 +95,9 @@ int main(int argc, char **argv) {
   calls = 0;
   start = now_ms();
   sum = read_buffered(&calls);
-  printf("bytewise: %d reads of %d bytes: sum %lu in %lu ms\n", calls, kChunk, sum,
+  printf("bytewise: %d reads of %d bytes: sum %lu in %lu ms\n", calls, CHUNK, sum,
          now_ms() - start);
 
-  unlink(kFile);
+  unlink(FILE);
   return 0;
 }

@@ -20,10 +20,10 @@
 
 namespace {
 
-constexpr int kBlock = 4096;
-constexpr int kMaxMiB = 1024;
+constexpr int BLOCK = 4096;
+constexpr int MAX_MIB = 1024;
 
-unsigned char block[kBlock];  // static: the user stack is only one page
+unsigned char block[BLOCK];  // static: the user stack is only one page
 
 }  // namespace
 
@@ -33,7 +33,7 @@ extern "C" {
 // The next block of data, from a xorshift generator whose state is *seed.
 __attribute__((noinline, noclone)) void fill(unsigned long *seed) {
   unsigned long x = *seed;
-  for (int i = 0; i < kBlock; i++) {
+  for (int i = 0; i < BLOCK; i++) {
     x = xorshift(x);
     block[i] = static_cast<unsigned char>(x);
   }
@@ -54,16 +54,16 @@ __attribute__((noinline, noclone)) unsigned int crc32(unsigned int crc, const un
 
 int main(int argc, char **argv) {
   int mib = argc > 1 ? atoi(argv[1]) : 8;
-  if (argc > 2 || mib < 1 || mib > kMaxMiB) {
-    fprintf(2, "usage: crc [MIB]   (1 <= MIB <= %d)\n", kMaxMiB);
+  if (argc > 2 || mib < 1 || mib > MAX_MIB) {
+    fprintf(2, "usage: crc [MIB]   (1 <= MIB <= %d)\n", MAX_MIB);
     return 1;
   }
   unsigned long start = now_ms();
   unsigned long seed = 88172645463325252ul;
   unsigned int crc = 0xffffffffu;
-  for (int blocks = mib * (1024 * 1024 / kBlock); blocks > 0; blocks--) {
+  for (int blocks = mib * (1024 * 1024 / BLOCK); blocks > 0; blocks--) {
     fill(&seed);
-    crc = crc32(crc, block, kBlock);
+    crc = crc32(crc, block, BLOCK);
   }
   printf("crc: %d MiB, crc %08x, in %lu ms\n", mib, ~crc, now_ms() - start);
   return 0;

@@ -21,20 +21,20 @@
 
 namespace {
 
-constexpr int kMaxN = 4000000;  // the sieve's table is N bytes of heap
+constexpr int MAX_N = 4000000;  // the sieve's table is N bytes of heap
 
-// A decimal number from 1 to kMaxN, or 0 if `s` is anything else.
+// A decimal number from 1 to MAX_N, or 0 if `s` is anything else.
 int parse_limit(const char *s) {
   int n = 0;
   for (; *s != '\0'; s++) {
-    if (*s < '0' || *s > '9' || n > kMaxN) return 0;
+    if (*s < '0' || *s > '9' || n > MAX_N) return 0;
     n = n * 10 + (*s - '0');
   }
-  return n <= kMaxN ? n : 0;
+  return n <= MAX_N ? n : 0;
 }
 
 [[noreturn]] void usage() {
-  fprintf(2, "usage: primes naive|sieve N   (1 <= N <= %d)\n", kMaxN);
+  fprintf(2, "usage: primes naive|sieve N   (1 <= N <= %d)\n", MAX_N);
   exit(1);
 }
 

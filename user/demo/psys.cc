@@ -13,24 +13,24 @@
 
 namespace {
 
-constexpr int kChunk = 4096;
-constexpr int kFileSize = 64 * 1024;
-constexpr const char *kFile = "psys.tmp";
+constexpr int CHUNK = 4096;
+constexpr int FILE_SIZE = 64 * 1024;
+constexpr const char *FILE = "psys.tmp";
 
-char buf[kChunk];  // static: the user stack is only one page
+char buf[CHUNK];  // static: the user stack is only one page
 
 }  // namespace
 
 extern "C" {
 
 __attribute__((noinline)) void fill_file() {
-  int fd = open(kFile, O_CREATE | O_TRUNC | O_WRONLY);
+  int fd = open(FILE, O_CREATE | O_TRUNC | O_WRONLY);
   if (fd < 0) {
-    fprintf(2, "psys: cannot create %s\n", kFile);
+    fprintf(2, "psys: cannot create %s\n", FILE);
     exit(1);
   }
-  for (int done = 0; done < kFileSize; done += kChunk) {
-    if (write(fd, buf, kChunk) != kChunk) {
+  for (int done = 0; done < FILE_SIZE; done += CHUNK) {
+    if (write(fd, buf, CHUNK) != CHUNK) {
       fprintf(2, "psys: write failed\n");
       exit(1);
     }
@@ -39,25 +39,25 @@ __attribute__((noinline)) void fill_file() {
 }
 
 __attribute__((noinline)) void read_file() {
-  int fd = open(kFile, O_RDONLY);
+  int fd = open(FILE, O_RDONLY);
   if (fd < 0) {
-    fprintf(2, "psys: cannot open %s\n", kFile);
+    fprintf(2, "psys: cannot open %s\n", FILE);
     exit(1);
   }
   int total = 0, n;
-  while ((n = read(fd, buf, kChunk)) > 0) total += n;
+  while ((n = read(fd, buf, CHUNK)) > 0) total += n;
   close(fd);
-  if (total != kFileSize) {
-    fprintf(2, "psys: read %d bytes back, wrote %d\n", total, kFileSize);
+  if (total != FILE_SIZE) {
+    fprintf(2, "psys: read %d bytes back, wrote %d\n", total, FILE_SIZE);
     exit(1);
   }
 }
 
 // A pipe holds at least 512 bytes, so 512-byte pieces never block the lone writer.
 __attribute__((noinline)) void pipe_round(int rfd, int wfd) {
-  constexpr int kPiece = 512;
-  for (int off = 0; off < kChunk; off += kPiece) {
-    if (write(wfd, buf + off, kPiece) != kPiece || read(rfd, buf + off, kPiece) != kPiece) {
+  constexpr int PIECE = 512;
+  for (int off = 0; off < CHUNK; off += PIECE) {
+    if (write(wfd, buf + off, PIECE) != PIECE || read(rfd, buf + off, PIECE) != PIECE) {
       fprintf(2, "psys: pipe round failed\n");
       exit(1);
     }
@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
     fprintf(2, "usage: psys [SECONDS]\n");
     return 1;
   }
-  for (int i = 0; i < kChunk; i++) buf[i] = static_cast<char>('a' + i % 26);
+  for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
   int fds[2];
   if (pipe(fds) < 0) {
     fprintf(2, "psys: pipe failed\n");
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 8; i++) pipe_round(fds[0], fds[1]);
     rounds++;
   }
-  unlink(kFile);
+  unlink(FILE);
   printf("psys: done, %d rounds\n", rounds);
   return 0;
 }

@@ -24,12 +24,12 @@ struct Header {
 };
 static_assert(sizeof(Header) == 16, "blocks must stay 16-byte aligned");
 
-constexpr unsigned long kAlign = 16;
+constexpr unsigned long ALIGN = 16;
 // Grow the heap in steps of at least this much, so that many small allocations don't
 // each cost a system call.
-constexpr unsigned long kMinGrow = 16 * 4096;
+constexpr unsigned long MIN_GROW = 16 * 4096;
 // Larger requests are refused outright: sbrk takes an int.
-constexpr unsigned long kMaxRequest = 1UL << 30;
+constexpr unsigned long MAX_REQUEST = 1UL << 30;
 
 constinit Header *free_list = nullptr;
 
@@ -64,7 +64,7 @@ void insert_free(Header *block) {
 
 // Adds at least `bytes` of new memory to the free list. Returns false if sbrk failed.
 bool grow(unsigned long bytes) {
-  if (bytes < kMinGrow) bytes = kMinGrow;
+  if (bytes < MIN_GROW) bytes = MIN_GROW;
   char *p = sbrk(static_cast<int>(bytes));
   if (p == reinterpret_cast<char *>(-1)) return false;
   Header *block = reinterpret_cast<Header *>(p);
@@ -78,8 +78,8 @@ bool grow(unsigned long bytes) {
 extern "C" {
 
 void *malloc(uint n) {
-  if (n == 0 || n > kMaxRequest) return nullptr;
-  unsigned long need = sizeof(Header) + ((n + kAlign - 1) & ~(kAlign - 1));
+  if (n == 0 || n > MAX_REQUEST) return nullptr;
+  unsigned long need = sizeof(Header) + ((n + ALIGN - 1) & ~(ALIGN - 1));
 
   for (;;) {
     Header *prev = nullptr;

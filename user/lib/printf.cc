@@ -72,11 +72,11 @@ void put_padded(Output &out, const Spec &spec, const char *text, int len) {
 // padding goes between the sign and the digits, so "%05d" of -42 is "-0042".
 void put_number(Output &out, const Spec &spec, unsigned long magnitude, int base,
                 bool negative) {
-  static constexpr char kDigits[] = "0123456789abcdef";
+  static constexpr char DIGITS[] = "0123456789abcdef";
   char digits[24];
   int n = 0;
   do {
-    digits[n++] = kDigits[magnitude % base];
+    digits[n++] = DIGITS[magnitude % base];
     magnitude /= base;
   } while (magnitude != 0);
 

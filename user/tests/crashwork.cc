@@ -54,17 +54,17 @@
 
 namespace {
 
-constexpr int kWorkers = 3;
-constexpr int kSubdirs = 3;
-constexpr int kFileSlots = 8;
-constexpr uint kMaxFileBytes = 16 * 1024;
-constexpr uint kHeaderBytes = 16;               // "<TTTTTTTT:LLLLL|"
-constexpr uint kMinRecord = kHeaderBytes + 1;   // a header and the '\n'
-constexpr uint kMaxRecord = 3000;               // up to four blocks: often two transactions
-constexpr long kReportEvery = 20;
+constexpr int WORKERS = 3;
+constexpr int SUBDIRS = 3;
+constexpr int FILE_SLOTS = 8;
+constexpr uint MAX_FILE_BYTES = 16 * 1024;
+constexpr uint HEADER_BYTES = 16;               // "<TTTTTTTT:LLLLL|"
+constexpr uint MIN_RECORD = HEADER_BYTES + 1;   // a header and the '\n'
+constexpr uint MAX_RECORD = 3000;               // up to four blocks: often two transactions
+constexpr long REPORT_EVERY = 20;
 
 // A file or name lives either in the worker's own directory or in one of its subdirectories.
-constexpr int kTopDir = -1;
+constexpr int TOP_DIR = -1;
 
 // splitmix64: small, fast, and good enough to make a varied workload from a seed.
 class Random {
@@ -116,23 +116,23 @@ class Path {
 // times; a disagreement the program can observe (a size, a link count) is reported.
 struct FileSlot {
   bool exists = false;
-  int dir = kTopDir;        // where the file's own name is
+  int dir = TOP_DIR;        // where the file's own name is
   uint gen = 0;             // bumped by every rename
   bool has_alias = false;   // a second name, in alias_dir, with the same generation
-  int alias_dir = kTopDir;
+  int alias_dir = TOP_DIR;
   uint size = 0;
 };
 
 struct Worker {
   uint id = 0;
   Random rng{0};
-  bool subdir[kSubdirs] = {};
-  FileSlot files[kFileSlots] = {};
+  bool subdir[SUBDIRS] = {};
+  FileSlot files[FILE_SLOTS] = {};
   long ops = 0;
 };
 
 // Buffers for file data live outside the stack: a user stack is a single page.
-char record[kMaxRecord];
+char record[MAX_RECORD];
 char scratch[fsfmt::BSIZE];
 
 [[noreturn]] void fail(const Worker &w, const char *what, const char *path) {
@@ -143,7 +143,7 @@ char scratch[fsfmt::BSIZE];
 Path dir_path(const Worker &w, int dir) {
   Path p;
   p.add("cw").add(w.id);
-  if (dir != kTopDir) p.add("/d").add(static_cast<uint>(dir));
+  if (dir != TOP_DIR) p.add("/d").add(static_cast<uint>(dir));
   return p;
 }
 
@@ -163,8 +163,8 @@ Path alias_path(const Worker &w, int slot) {
 
 // A directory that exists: the worker's own or one of its subdirectories.
 int pick_dir(Worker &w) {
-  int choice = static_cast<int>(w.rng.below(kSubdirs + 1)) - 1;
-  return choice == kTopDir || w.subdir[choice] ? choice : kTopDir;
+  int choice = static_cast<int>(w.rng.below(SUBDIRS + 1)) - 1;
+  return choice == TOP_DIR || w.subdir[choice] ? choice : TOP_DIR;
 }
 
 void put_hex(char *out, uint value, int digits) {
@@ -188,7 +188,7 @@ void make_record(uint tag, uint len) {
   record[9] = ':';
   put_decimal(record + 10, len, 5);
   record[15] = '|';
-  for (uint i = kHeaderBytes; i + 1 < len; i++) {
+  for (uint i = HEADER_BYTES; i + 1 < len; i++) {
     record[i] = static_cast<char>('a' + (static_cast<uint64>(tag) + i) % 26);
   }
   record[len - 1] = '\n';
@@ -203,8 +203,8 @@ void write_record(Worker &w, int fd, uint len, const char *path) {
 }
 
 uint record_length(Worker &w, uint room) {
-  uint hi = room < kMaxRecord ? room : kMaxRecord;
-  return w.rng.between(kMinRecord, hi);
+  uint hi = room < MAX_RECORD ? room : MAX_RECORD;
+  return w.rng.between(MIN_RECORD, hi);
 }
 
 // --- The steps ---------------------------------------------------------------------------
@@ -219,7 +219,7 @@ void create_file(Worker &w, int slot) {
   if (fd < 0) fail(w, "create", p.str());
   uint records = w.rng.below(3);  // an empty file now and then
   for (uint i = 0; i < records; i++) {
-    uint len = record_length(w, kMaxFileBytes - f.size);
+    uint len = record_length(w, MAX_FILE_BYTES - f.size);
     write_record(w, fd, len, p.str());
     f.size += len;
   }
@@ -235,7 +235,7 @@ void truncate_file(Worker &w, int slot) {
   if (fd < 0) fail(w, "truncate", p.str());
   f.size = 0;
   if (w.rng.below(4) != 0) {
-    uint len = record_length(w, kMaxRecord);
+    uint len = record_length(w, MAX_RECORD);
     write_record(w, fd, len, p.str());
     f.size = len;
   }
@@ -245,7 +245,7 @@ void truncate_file(Worker &w, int slot) {
 // xv6 has no O_APPEND and no lseek: reading to the end moves the offset there.
 void append_file(Worker &w, int slot) {
   FileSlot &f = w.files[slot];
-  if (f.size + kMinRecord > kMaxFileBytes) {
+  if (f.size + MIN_RECORD > MAX_FILE_BYTES) {
     truncate_file(w, slot);
     return;
   }
@@ -256,7 +256,7 @@ void append_file(Worker &w, int slot) {
   int n;
   while ((n = read(fd, scratch, sizeof(scratch))) > 0) seen += static_cast<uint>(n);
   if (n < 0 || seen != f.size) fail(w, "size differs from what was written to", p.str());
-  uint len = record_length(w, kMaxFileBytes - f.size);
+  uint len = record_length(w, MAX_FILE_BYTES - f.size);
   write_record(w, fd, len, p.str());
   f.size += len;
   close(fd);
@@ -322,7 +322,7 @@ void make_subdir(Worker &w, int d) {
 
 // A directory can be removed only when empty: first every file with a name in it goes.
 void remove_subdir(Worker &w, int d) {
-  for (int slot = 0; slot < kFileSlots; slot++) {
+  for (int slot = 0; slot < FILE_SLOTS; slot++) {
     const FileSlot &f = w.files[slot];
     if (f.exists && (f.dir == d || (f.has_alias && f.alias_dir == d))) remove_file(w, slot);
   }
@@ -333,7 +333,7 @@ void remove_subdir(Worker &w, int d) {
 
 void step(Worker &w) {
   if (w.rng.below(10) == 0) {
-    int d = static_cast<int>(w.rng.below(kSubdirs));
+    int d = static_cast<int>(w.rng.below(SUBDIRS));
     if (w.subdir[d]) {
       remove_subdir(w, d);
     } else {
@@ -341,7 +341,7 @@ void step(Worker &w) {
     }
     return;
   }
-  int slot = static_cast<int>(w.rng.below(kFileSlots));
+  int slot = static_cast<int>(w.rng.below(FILE_SLOTS));
   if (!w.files[slot].exists) {
     create_file(w, slot);
     return;
@@ -367,7 +367,7 @@ void step(Worker &w) {
   while (limit == 0 || w.ops < limit) {
     step(w);
     w.ops++;
-    if (w.ops % kReportEvery == 0) printf("crashwork: %ld ops (cw%u)\n", w.ops, id);
+    if (w.ops % REPORT_EVERY == 0) printf("crashwork: %ld ops (cw%u)\n", w.ops, id);
   }
   printf("crashwork: cw%u done after %ld ops\n", id, w.ops);
   exit(0);
@@ -415,7 +415,7 @@ int main(int argc, char **argv) {
 
   // The directories are made before any worker starts, one after another, so that their
   // inode numbers do not depend on the scheduler.
-  for (uint id = 0; id < kWorkers; id++) {
+  for (uint id = 0; id < WORKERS; id++) {
     Path top;
     top.add("cw").add(id);
     if (!remove_tree(top.str()) || mkdir(top.str()) < 0) {
@@ -423,9 +423,9 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  printf("crashwork: seed %u, %d workers\n", seed, kWorkers);
+  printf("crashwork: seed %u, %d workers\n", seed, WORKERS);
 
-  for (uint id = 0; id < kWorkers; id++) {
+  for (uint id = 0; id < WORKERS; id++) {
     int pid = fork();
     if (pid < 0) {
       fprintf(2, "crashwork: fork failed\n");
@@ -434,7 +434,7 @@ int main(int argc, char **argv) {
     if (pid == 0) run_worker(id, seed, limit);
   }
   int failed = 0;
-  for (int i = 0; i < kWorkers; i++) {
+  for (int i = 0; i < WORKERS; i++) {
     int status = 0;
     if (wait(&status) < 0) break;
     if (status != 0) failed++;

@@ -35,14 +35,14 @@
 
 namespace {
 
-constexpr const char *kScratch = "/grindtmp";
-constexpr int kTicksPerSecond = 10;
-constexpr int kGenerationTicks = 30;  // a new set of workers every 3 s
-constexpr int kReportFd = 15;         // the accountant's pipe, in every grind process
-constexpr int kConsoleFd = 14;        // for error lines, in every grind process
-constexpr int kReportEvery = 8;       // calls between progress bytes
-constexpr unsigned long kPage = 4096;
-constexpr int kHaltNumber = 23;  // never called
+constexpr const char *SCRATCH = "/grindtmp";
+constexpr int TICKS_PER_SECOND = 10;
+constexpr int GENERATION_TICKS = 30;  // a new set of workers every 3 s
+constexpr int REPORT_FD = 15;         // the accountant's pipe, in every grind process
+constexpr int CONSOLE_FD = 14;        // for error lines, in every grind process
+constexpr int REPORT_EVERY = 8;       // calls between progress bytes
+constexpr unsigned long PAGE = 4096;
+constexpr int HALT_NUMBER = 23;  // never called
 
 // ---- Randomness ---------------------------------------------------------------------------
 
@@ -57,14 +57,14 @@ int children[8];        // live children of a worker, for kill and wait
 int nchildren = 0;
 unsigned long heap_base = 0;  // the break when this process started fuzzing
 
-char buf[3 * kPage];  // "valid" buffers are carved out of this
+char buf[3 * PAGE];  // "valid" buffers are carved out of this
 
 // ---- Reporting ----------------------------------------------------------------------------
 
 void report_progress(bool all) {
-  while (calls >= kReportEvery || (all && calls > 0)) {
-    unsigned char n = static_cast<unsigned char>(calls >= kReportEvery ? kReportEvery : calls);
-    write(kReportFd, &n, 1);
+  while (calls >= REPORT_EVERY || (all && calls > 0)) {
+    unsigned char n = static_cast<unsigned char>(calls >= REPORT_EVERY ? REPORT_EVERY : calls);
+    write(REPORT_FD, &n, 1);
     calls -= n;
   }
 }
@@ -75,7 +75,7 @@ void report_progress(bool all) {
 }
 
 void error(const char *what, long result) {
-  fprintf(kConsoleFd, "grind: error: %s returned %ld\n", what, result);
+  fprintf(CONSOLE_FD, "grind: error: %s returned %ld\n", what, result);
 }
 
 // ---- Arguments ----------------------------------------------------------------------------
@@ -91,7 +91,7 @@ struct Pointer {
 
 [[gnu::noinline]] unsigned long stack_page() {
   volatile char here = 0;
-  return reinterpret_cast<unsigned long>(&here) & ~(kPage - 1);
+  return reinterpret_cast<unsigned long>(&here) & ~(PAGE - 1);
 }
 
 Pointer pointer() {
@@ -100,18 +100,18 @@ Pointer pointer() {
                                : Ptr::Valid;
   unsigned long top = reinterpret_cast<unsigned long>(sbrk(0));
   switch (kind) {
-    case Ptr::Valid: return {reinterpret_cast<unsigned long>(buf) + rng.below(2 * kPage), kind};
+    case Ptr::Valid: return {reinterpret_cast<unsigned long>(buf) + rng.below(2 * PAGE), kind};
     case Ptr::Null: return {0, kind};
     case Ptr::Kernel: return {0x80000000UL + rng.below(0x800000), kind};
     case Ptr::AllOnes: return {~0UL - rng.below(16), kind};
     case Ptr::MaxVa: return {(1UL << 38) - rng.below(2) * 8, kind};
     case Ptr::Unmapped:
-      return {((top + kPage - 1) & ~(kPage - 1)) + kPage * (1 + rng.below(64)), kind};
+      return {((top + PAGE - 1) & ~(PAGE - 1)) + PAGE * (1 + rng.below(64)), kind};
     case Ptr::Straddle:
       // The heap's last bytes and beyond; when the break is page-aligned this is the
       // boundary between mapped and unmapped memory.
       return {top > 16 ? top - 1 - rng.below(16) : 0, top > 16 ? kind : Ptr::Null};
-    case Ptr::Guard: return {stack_page() - kPage + rng.below(kPage), kind};
+    case Ptr::Guard: return {stack_page() - PAGE + rng.below(PAGE), kind};
     default: return {0x100 + rng.below(0x1000), Ptr::Text};  // read-only program text
   }
 }
@@ -119,7 +119,7 @@ Pointer pointer() {
 int fd() {
   int f = static_cast<int>(rng.below(22)) - 1;
   // The two descriptors grind itself relies on are never handed to a random call.
-  return f == kReportFd || f == kConsoleFd ? -1 : f;
+  return f == REPORT_FD || f == CONSOLE_FD ? -1 : f;
 }
 
 int size() {
@@ -128,8 +128,8 @@ int size() {
     case 1: return 1;
     case 2: return static_cast<int>(rng.below(64));
     case 3: return static_cast<int>(rng.below(600));
-    case 4: return static_cast<int>(kPage);
-    case 5: return static_cast<int>(rng.below(3 * kPage));
+    case 4: return static_cast<int>(PAGE);
+    case 5: return static_cast<int>(rng.below(3 * PAGE));
     case 6: return -static_cast<int>(rng.below(3)) - 1;
     default: return 0x7fffffff;
   }
@@ -138,7 +138,7 @@ int size() {
 // Paths: names in the scratch directory (a fixed set, shared by all workers so that they
 // collide), random short names relative to the working directory (always inside the
 // scratch directory), and pointers that are not strings at all.
-constexpr const char *kPaths[] = {
+constexpr const char *PATHS[] = {
     "/grindtmp/a",       "/grindtmp/b",
     "/grindtmp/c",       "/grindtmp/d0",
     "/grindtmp/d1",      "/grindtmp/d0/a",
@@ -147,12 +147,12 @@ constexpr const char *kPaths[] = {
     "/grindtmp/.",       "/grindtmp/d0/./a",
     "/grindtmp/a/x",     "/grindtmp/averyveryverylongname",
 };
-constexpr int kNumPaths = sizeof(kPaths) / sizeof(kPaths[0]);
+constexpr int NUM_PATHS = sizeof(PATHS) / sizeof(PATHS[0]);
 char random_name[24];
 
 const char *path() {
   unsigned pick = rng.below(10);
-  if (pick < 6) return kPaths[rng.below(kNumPaths)];
+  if (pick < 6) return PATHS[rng.below(NUM_PATHS)];
   if (pick < 8) {
     // Letters and digits only: no '/' or '.', so the name cannot leave the scratch tree.
     int n = 1 + static_cast<int>(rng.below(20));
@@ -294,7 +294,7 @@ void one_call() {
       break;
     }
     case 11: {
-      const char *dir = kPaths[rng.below(kNumPaths)];
+      const char *dir = PATHS[rng.below(NUM_PATHS)];
       chdir(rng.one_in(8) ? reinterpret_cast<const char *>(pointer().addr) : dir);
       break;
     }
@@ -306,7 +306,7 @@ void one_call() {
       unsigned long room = top - heap_base;  // what this process has grown by
       switch (room > (8UL << 20) ? 3 : rng.below(7)) {
         case 0: change = static_cast<long>(rng.below(5000)); break;
-        case 1: change = static_cast<long>(rng.below(64)) * kPage; break;
+        case 1: change = static_cast<long>(rng.below(64)) * PAGE; break;
         case 2:
           // More than there is: the kernel allocates until memory runs out, then has to
           // give it all back. Everyone else's allocations may fail meanwhile.
@@ -329,16 +329,16 @@ void one_call() {
     case 15: sleep(static_cast<int>(rng.below(4)) - 1); break;
     case 16: uptime(); break;
     case 17: {
-      constexpr int kFlags[] = {
+      constexpr int FLAGS[] = {
           O_RDONLY, O_WRONLY,   O_RDWR, O_CREATE | O_RDWR, O_CREATE | O_WRONLY | O_TRUNC,
           O_TRUNC,  0x7fffffff, -1};
-      open(path(), kFlags[rng.below(sizeof(kFlags) / sizeof(kFlags[0]))]);
+      open(path(), FLAGS[rng.below(sizeof(FLAGS) / sizeof(FLAGS[0]))]);
       break;
     }
     case 18: {
       // Never major 1, the console: a device file for it would let random bytes through.
-      constexpr short kMajors[] = {0, 2, 3, 9, 10, -1, 100, 32767};
-      mknod(path(), kMajors[rng.below(8)], static_cast<short>(rng.below(8)) - 1);
+      constexpr short MAJORS[] = {0, 2, 3, 9, 10, -1, 100, 32767};
+      mknod(path(), MAJORS[rng.below(8)], static_cast<short>(rng.below(8)) - 1);
       break;
     }
     case 19: unlink(path()); break;
@@ -356,17 +356,17 @@ void one_call() {
     case 21: mkdir(path()); break;
     case 22: close(fd()); break;
     case 23: {
-      constexpr int kRates[] = {PROF_MIN_HZ, 100, PROF_DEFAULT_HZ, PROF_MAX_HZ, 0, -5, 1 << 20};
+      constexpr int RATES[] = {PROF_MIN_HZ, 100, PROF_DEFAULT_HZ, PROF_MAX_HZ, 0, -5, 1 << 20};
       int cmd = static_cast<int>(rng.below(7));  // 0, 5 and 6 are not commands
       int pid = rng.one_in(4) ? PROF_ALL_PIDS : some_pid();
-      profile(pid, cmd, kRates[rng.below(sizeof(kRates) / sizeof(kRates[0]))]);
+      profile(pid, cmd, RATES[rng.below(sizeof(RATES) / sizeof(RATES[0]))]);
       break;
     }
     case 24: {
       // System-call numbers that do not exist (rarely: the kernel logs each one).
       if (!rng.one_in(4)) break;
-      constexpr long kNumbers[] = {0, 24, 25, 99, 1000, -1, 1L << 32, kHaltNumber + 100};
-      long r = raw_syscall(kNumbers[rng.below(8)], static_cast<long>(rng.next()),
+      constexpr long NUMBERS[] = {0, 24, 25, 99, 1000, -1, 1L << 32, HALT_NUMBER + 100};
+      long r = raw_syscall(NUMBERS[rng.below(8)], static_cast<long>(rng.next()),
                            static_cast<long>(rng.next()), static_cast<long>(rng.next()));
       if (r != -1) error("an unknown system call", r);
       break;
@@ -374,8 +374,8 @@ void one_call() {
     case 25: {
       // The files under /proc are generated on each read: read them at random offsets
       // (by reading in random pieces) into random buffers.
-      constexpr const char *kProc[] = {"/proc/meminfo", "/proc/profstat", "/proc/profile"};
-      int f = open(kProc[rng.below(3)], rng.one_in(8) ? O_RDWR : O_RDONLY);
+      constexpr const char *PROC[] = {"/proc/meminfo", "/proc/profstat", "/proc/profile"};
+      int f = open(PROC[rng.below(3)], rng.one_in(8) ? O_RDWR : O_RDONLY);
       if (f < 0) break;
       for (int i = 0, pieces = 1 + static_cast<int>(rng.below(4)); i < pieces; i++) {
         Pointer p = pointer();
@@ -399,9 +399,9 @@ void one_call() {
 void start_fuzzing(unsigned long seed) {
   rng.state = seed ? seed : 1;
   for (int f = 0; f < NOFILE; f++) {
-    if (f != kReportFd && f != kConsoleFd) close(f);
+    if (f != REPORT_FD && f != CONSOLE_FD) close(f);
   }
-  chdir(kScratch);
+  chdir(SCRATCH);
   heap_base = reinterpret_cast<unsigned long>(sbrk(0));
 }
 
@@ -534,10 +534,10 @@ int main(int argc, char **argv) {
   printf("grind: %d s, %d workers, seed %lu\n", run.seconds, run.nworkers, run.seed);
   long pages_before = free_pages();
 
-  remove_tree(kScratch, 0);
-  unlink(kScratch);
-  if (mkdir(kScratch) < 0) {
-    fprintf(2, "grind: cannot create %s\n", kScratch);
+  remove_tree(SCRATCH, 0);
+  unlink(SCRATCH);
+  if (mkdir(SCRATCH) < 0) {
+    fprintf(2, "grind: cannot create %s\n", SCRATCH);
     return 1;
   }
   // The descriptors every grind process keeps: the console for errors and the report
@@ -548,13 +548,13 @@ int main(int argc, char **argv) {
     return 1;
   }
   // The pipe holds the two lowest free descriptors (3 and 4). Fill the numbers above them
-  // with copies of the console until the copy lands on kConsoleFd; the next dup of the
-  // pipe's write end then lands on kReportFd. The filler copies are closed again.
+  // with copies of the console until the copy lands on CONSOLE_FD; the next dup of the
+  // pipe's write end then lands on REPORT_FD. The filler copies are closed again.
   int spare[NOFILE];
   int nspare = 0;
   int fd;
-  while ((fd = dup(1)) >= 0 && fd < kConsoleFd) spare[nspare++] = fd;
-  if (fd != kConsoleFd || dup(report[1]) != kReportFd) {
+  while ((fd = dup(1)) >= 0 && fd < CONSOLE_FD) spare[nspare++] = fd;
+  if (fd != CONSOLE_FD || dup(report[1]) != REPORT_FD) {
     fprintf(2, "grind: cannot set up descriptors\n");
     return 1;
   }
@@ -563,15 +563,15 @@ int main(int argc, char **argv) {
 
   run.accountant = fork();
   if (run.accountant == 0) {
-    close(kReportFd);
+    close(REPORT_FD);
     run_accountant(report[0]);
   }
   close(report[0]);
 
-  int end = uptime() + run.seconds * kTicksPerSecond;
+  int end = uptime() + run.seconds * TICKS_PER_SECOND;
   unsigned long generation = 0;
   for (int i = 0; i < run.nworkers; i++) run.workers[i] = spawn_worker(run, i, generation);
-  run.ticker = start_ticker(run, kGenerationTicks);
+  run.ticker = start_ticker(run, GENERATION_TICKS);
 
   while (uptime() < end) {
     int status = 0;
@@ -587,7 +587,7 @@ int main(int argc, char **argv) {
       for (int i = 0; i < run.nworkers; i++) run.workers[i] = spawn_worker(run, i, generation);
       int left = end - uptime();
       run.ticker =
-          start_ticker(run, left < kGenerationTicks ? (left > 0 ? left : 1) : kGenerationTicks);
+          start_ticker(run, left < GENERATION_TICKS ? (left > 0 ? left : 1) : GENERATION_TICKS);
       continue;
     }
     for (int i = 0; i < run.nworkers; i++) {
@@ -599,7 +599,7 @@ int main(int argc, char **argv) {
 
   // Stop everything: sweep up to a fresh pid until a pass finds nobody, reaping our own
   // children as they go. The accountant ends when the last writer has gone.
-  close(kReportFd);
+  close(REPORT_FD);
   bool accounted = false;
   int total = 0;
   while (!accounted) {
@@ -625,8 +625,8 @@ int main(int argc, char **argv) {
   profile(PROF_ALL_PIDS, PROF_OFF, 0);
   profile(0, PROF_RATE, PROF_DEFAULT_HZ);
   profile(0, PROF_CLEAR, 0);
-  remove_tree(kScratch, 0);
-  if (unlink(kScratch) < 0) fprintf(2, "grind: cannot remove %s\n", kScratch);
+  remove_tree(SCRATCH, 0);
+  if (unlink(SCRATCH) < 0) fprintf(2, "grind: cannot remove %s\n", SCRATCH);
   // Orphans that init has not reaped yet still hold pages: give them a moment.
   long pages_after = free_pages();
   for (int i = 0; i < 10 && pages_after != pages_before; i++) {

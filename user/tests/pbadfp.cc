@@ -26,8 +26,8 @@
 
 namespace {
 
-constexpr unsigned long kPageSize = 4096;
-constexpr unsigned long kIterationsPerCall = 2000000;  // about 10-50 ms of emulated time
+constexpr unsigned long PAGE_SIZE = 4096;
+constexpr unsigned long ITERATIONS_PER_CALL = 2000000;  // about 10-50 ms of emulated time
 
 // The `self` record: two words, [caller's fp, return address], and s0 points just above
 // them. Its caller's-fp word is its own s0.
@@ -67,7 +67,7 @@ unsigned long bad_fp_for(const char *kind) {
   if (strcmp(kind, "kernel") == 0) return 0x80201000UL;
   if (strcmp(kind, "unmapped") == 0) return 0x3000000000UL;
   if (strcmp(kind, "misaligned") == 0) return (stack & ~7UL) + 3;
-  if (strcmp(kind, "guard") == 0) return (stack & ~(kPageSize - 1)) - kPageSize / 2;
+  if (strcmp(kind, "guard") == 0) return (stack & ~(PAGE_SIZE - 1)) - PAGE_SIZE / 2;
   if (strcmp(kind, "self") == 0) {
     unsigned long fp = reinterpret_cast<unsigned long>(&self_record[2]);
     self_record[0] = fp;  // fp - 16: the "caller's" frame pointer is this record again
@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   int deadline = uptime() + 10 * seconds;
-  while (uptime() < deadline) spin_with_fp(bad, kIterationsPerCall);
+  while (uptime() < deadline) spin_with_fp(bad, ITERATIONS_PER_CALL);
   printf("pbadfp %s: done\n", argv[1]);
   return 0;
 }

@@ -15,7 +15,7 @@
 
 namespace {
 
-constexpr int kMaxDepth = 100;  // 32 bytes a frame: 100 of them fit in the one stack page
+constexpr int MAX_DEPTH = 100;  // 32 bytes a frame: 100 of them fit in the one stack page
 volatile unsigned long sink;
 
 }  // namespace
@@ -38,8 +38,8 @@ __attribute__((noinline, noclone)) unsigned long descend(int depth, int deadline
 int main(int argc, char **argv) {
   int depth = argc > 1 ? atoi(argv[1]) : 0;
   int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || depth < 1 || depth > kMaxDepth || seconds < 0) {
-    fprintf(2, "usage: pdeep N [SECONDS]   (1 <= N <= %d)\n", kMaxDepth);
+  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0) {
+    fprintf(2, "usage: pdeep N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
     return 1;
   }
   sink = descend(depth, uptime() + 10 * seconds);

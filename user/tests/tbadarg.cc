@@ -15,16 +15,16 @@
 
 namespace {
 
-constexpr unsigned long kPageSize = 4096;
-constexpr const char *kTempFile = "tbadarg.tmp";
-constexpr int kIoSize = 64;  // bytes asked of read and write
+constexpr unsigned long PAGE_SIZE = 4096;
+constexpr const char *TEMP_FILE = "tbadarg.tmp";
+constexpr int IO_SIZE = 64;  // bytes asked of read and write
 
 // The end of mapped memory: the first unmapped byte above a heap page this program owns.
 unsigned long heap_end;
 
 // The five kinds of bad address.
-enum Target { Kernel, AllOnes, MaxVa, Unmapped, Straddle, kTargets };
-constexpr const char *kTargetNames[kTargets] = {"kernel", "allones", "maxva", "unmapped",
+enum Target { Kernel, AllOnes, MaxVa, Unmapped, Straddle, TARGETS };
+constexpr const char *TARGET_NAMES[TARGETS] = {"kernel", "allones", "maxva", "unmapped",
                                                 "straddle"};
 
 // Returns the bad address of the given kind. For Straddle, `overlap` bytes of the object
@@ -35,7 +35,7 @@ unsigned long target(int kind, int overlap) {
     case Kernel: return 0x80000000UL;
     case AllOnes: return ~0UL;
     case MaxVa: return 1UL << 38;
-    case Unmapped: return heap_end + 10 * kPageSize;
+    case Unmapped: return heap_end + 10 * PAGE_SIZE;
     default: {
       char *p = reinterpret_cast<char *>(heap_end - overlap);
       memset(p, 'a', overlap);
@@ -60,10 +60,10 @@ int nfailures = 0;
 
 void report(const char *call, int kind, long ret, int child_status = 0, bool in_child = false) {
   if (in_child) {
-    printf("%s/%s: ret %ld (child exit status %d)\n", call, kTargetNames[kind], ret,
+    printf("%s/%s: ret %ld (child exit status %d)\n", call, TARGET_NAMES[kind], ret,
            child_status);
   } else {
-    printf("%s/%s: ret %ld\n", call, kTargetNames[kind], ret);
+    printf("%s/%s: ret %ld\n", call, TARGET_NAMES[kind], ret);
   }
   if (ret != -1 && nfailures < static_cast<int>(sizeof(failures) / sizeof(failures[0])))
     failures[nfailures++] = {call, kind};
@@ -72,18 +72,18 @@ void report(const char *call, int kind, long ret, int child_status = 0, bool in_
 // ---- Helpers --------------------------------------------------------------------------------
 
 int open_temp(int flags) {
-  int fd = open(kTempFile, flags);
+  int fd = open(TEMP_FILE, flags);
   if (fd < 0) {
-    fprintf(2, "tbadarg: cannot open %s\n", kTempFile);
+    fprintf(2, "tbadarg: cannot open %s\n", TEMP_FILE);
     exit(1);
   }
   return fd;
 }
 
-// Runs exec in a child. The child's exit status says what exec did: kExecFailed if it
+// Runs exec in a child. The child's exit status says what exec did: EXEC_FAILED if it
 // returned -1 (the expected outcome); anything else means exec ran the program or the
 // child was killed.
-constexpr int kExecFailed = 77;
+constexpr int EXEC_FAILED = 77;
 
 void exec_case(const char *call, int kind, const char *path, char **argv) {
   int pid = fork();
@@ -93,22 +93,22 @@ void exec_case(const char *call, int kind, const char *path, char **argv) {
   }
   if (pid == 0) {
     int r = exec(path, argv);
-    exit(r == -1 ? kExecFailed : kExecFailed + 1);
+    exit(r == -1 ? EXEC_FAILED : EXEC_FAILED + 1);
   }
   int status = 0;
   wait(&status);
-  report(call, kind, status == kExecFailed ? -1 : 0, status, true);
+  report(call, kind, status == EXEC_FAILED ? -1 : 0, status, true);
 }
 
 // ---- The cases ------------------------------------------------------------------------------
 
 void test_read_write(int kind) {
   int fd = open_temp(O_RDONLY);
-  report("read", kind, read(fd, ptr<void>(target(kind, 16)), kIoSize));
+  report("read", kind, read(fd, ptr<void>(target(kind, 16)), IO_SIZE));
   close(fd);
 
   fd = open_temp(O_RDWR);
-  report("write", kind, write(fd, ptr<void>(target(kind, 16)), kIoSize));
+  report("write", kind, write(fd, ptr<void>(target(kind, 16)), IO_SIZE));
   close(fd);
 
   // A pipe copies user memory by its own path. Give the reader something to read, so that a
@@ -133,7 +133,7 @@ void test_paths(int kind) {
   report("mkdir", kind, mkdir(ptr<char>(target(kind, 16))));
   report("chdir", kind, chdir(ptr<char>(target(kind, 16))));
   report("link-old", kind, link(ptr<char>(target(kind, 16)), "tbadarg.lnk"));
-  report("link-new", kind, link(kTempFile, ptr<char>(target(kind, 16))));
+  report("link-new", kind, link(TEMP_FILE, ptr<char>(target(kind, 16))));
   char *argv[] = {const_cast<char *>("echo"), const_cast<char *>("exec-path"), nullptr};
   exec_case("exec-path", kind, ptr<char>(target(kind, 16)), argv);
 }
@@ -185,12 +185,12 @@ void check_descriptors() {
 // Makes the heap end on a page boundary with a whole page of it ours below that boundary.
 void set_up_heap() {
   unsigned long brk = reinterpret_cast<unsigned long>(sbrk(0));
-  unsigned long aligned = (brk + kPageSize - 1) & ~(kPageSize - 1);
-  if (sbrk(static_cast<int>(aligned - brk + kPageSize)) == reinterpret_cast<char *>(-1)) {
+  unsigned long aligned = (brk + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+  if (sbrk(static_cast<int>(aligned - brk + PAGE_SIZE)) == reinterpret_cast<char *>(-1)) {
     fprintf(2, "tbadarg: sbrk failed\n");
     exit(1);
   }
-  heap_end = aligned + kPageSize;
+  heap_end = aligned + PAGE_SIZE;
 }
 
 void make_temp_file() {
@@ -198,7 +198,7 @@ void make_temp_file() {
   char data[512];
   for (unsigned i = 0; i < sizeof(data); i++) data[i] = 'x';
   if (write(fd, data, sizeof(data)) != sizeof(data)) {
-    fprintf(2, "tbadarg: cannot write %s\n", kTempFile);
+    fprintf(2, "tbadarg: cannot write %s\n", TEMP_FILE);
     exit(1);
   }
   close(fd);
@@ -214,13 +214,13 @@ int main(int argc, char **) {
   set_up_heap();
   make_temp_file();
 
-  for (int kind = 0; kind < kTargets; kind++) test_read_write(kind);
-  for (int kind = 0; kind < kTargets; kind++) test_paths(kind);
-  for (int kind = 0; kind < kTargets; kind++) test_out_pointers(kind);
-  for (int kind = 0; kind < kTargets; kind++) test_exec_argv(kind);
+  for (int kind = 0; kind < TARGETS; kind++) test_read_write(kind);
+  for (int kind = 0; kind < TARGETS; kind++) test_paths(kind);
+  for (int kind = 0; kind < TARGETS; kind++) test_out_pointers(kind);
+  for (int kind = 0; kind < TARGETS; kind++) test_exec_argv(kind);
   check_descriptors();
 
-  unlink(kTempFile);
+  unlink(TEMP_FILE);
   unlink("tbadarg.lnk");
   printf("tbadarg: done\n");
   if (nfailures == 0) {
@@ -231,7 +231,7 @@ int main(int argc, char **) {
     if (strcmp(failures[i].call, "descriptors") == 0) {
       printf("tbadarg: FAIL descriptors\n");
     } else {
-      printf("tbadarg: FAIL %s/%s\n", failures[i].call, kTargetNames[failures[i].kind]);
+      printf("tbadarg: FAIL %s/%s\n", failures[i].call, TARGET_NAMES[failures[i].kind]);
     }
   }
   return 1;

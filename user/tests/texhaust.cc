@@ -40,20 +40,20 @@
 
 namespace {
 
-constexpr int kNames = 8;
-constexpr int kPool = 64;    // files a holder may keep open: enough to fill NINODE
-constexpr int kSlack = 3;    // files the program may hold itself, to free slots later
-constexpr int kExes = 34;    // more than the profiler's image table holds
-constexpr int kOpsPerRound = 6;
-constexpr int kHolders = 16;
-constexpr short kDevMajor = 9;  // a device number nothing serves: never opened for I/O
+constexpr int NAMES = 8;
+constexpr int POOL = 64;    // files a holder may keep open: enough to fill NINODE
+constexpr int SLACK = 3;    // files the program may hold itself, to free slots later
+constexpr int EXES = 34;    // more than the profiler's image table holds
+constexpr int OPS_PER_ROUND = 6;
+constexpr int HOLDERS = 16;
+constexpr short DEV_MAJOR = 9;  // a device number nothing serves: never opened for I/O
 
 enum Kind : char { Absent = 0, File = 'F', Link = 'L', Dir = 'D', Dev = 'N' };
-enum Table { None, Inodes, Files, Pipes, Procs, Images, Buffers, kTables };
-constexpr const char *kTableNames[kTables] = {"none",  "inodes", "files",  "pipes",
+enum Table { None, Inodes, Files, Pipes, Procs, Images, Buffers, TABLES };
+constexpr const char *TABLE_NAMES[TABLES] = {"none",  "inodes", "files",  "pipes",
                                               "procs", "images", "buffers"};
 
-Kind model[kNames];
+Kind model[NAMES];
 Rng rng{1};  // seeded by main
 int failures = 0;
 int cases = 0;
@@ -103,7 +103,7 @@ void grab(Table table, int index) {
     if (chdir("/tx/pool") < 0) return;
     char name[8];
     for (int i = 0; i < 10; i++) {
-      numbered(name, "p", (index * 10 + i) % kPool);
+      numbered(name, "p", (index * 10 + i) % POOL);
       if (open(name, O_RDONLY) < 0) break;
     }
   } else if (table == Files) {
@@ -119,7 +119,7 @@ void grab(Table table, int index) {
 [[noreturn]] void buffer_reader(int index) {
   char name[16], buf[512];
   for (unsigned i = index;; i++) {
-    numbered(name, "/tx/pool/p", static_cast<int>(i % kPool));
+    numbered(name, "/tx/pool/p", static_cast<int>(i % POOL));
     int fd = open(name, O_RDONLY);
     if (fd >= 0) {
       while (read(fd, buf, sizeof(buf)) > 0) {
@@ -133,11 +133,11 @@ void grab(Table table, int index) {
 bool hold(Table table, Holders &h) {
   int release[2], ready[2];
   if (pipe(release) < 0 || pipe(ready) < 0) {
-    fail(kTableNames[table], "cannot make the control pipes");
+    fail(TABLE_NAMES[table], "cannot make the control pipes");
     return false;
   }
   h.release_w = release[1];
-  int want = table == Procs ? NPROC : table == Buffers ? 4 : kHolders;
+  int want = table == Procs ? NPROC : table == Buffers ? 4 : HOLDERS;
   char byte = 0;
   for (int i = 0; i < want; i++) {
     int pid = fork();
@@ -186,7 +186,7 @@ bool hold(Table table, Holders &h) {
   } else if (table == Procs) {
     full = h.n < want;
   }
-  if (!full) fail(kTableNames[table], "the table did not fill up");
+  if (!full) fail(TABLE_NAMES[table], "the table did not fill up");
   return full;
 }
 
@@ -201,14 +201,14 @@ void release(Holders &h) {
 
 // --- The calls and the model -----------------------------------------------------------------
 
-enum Op { OpLink, OpCreate, OpMkdir, OpMknod, OpUnlink, OpOpen, kOps };
-constexpr const char *kOpNames[kOps] = {"link", "create", "mkdir", "mknod", "unlink", "open"};
+enum Op { OpLink, OpCreate, OpMkdir, OpMknod, OpUnlink, OpOpen, OPS };
+constexpr const char *OP_NAMES[OPS] = {"link", "create", "mkdir", "mknod", "unlink", "open"};
 
 // Make one random call. `strict`: no table is full, so every call the model allows must
 // succeed. Returns whether the call returned 0 (or a descriptor).
 bool one_call(const char *table, bool strict, int *failed) {
-  int k = static_cast<int>(rnd(kNames));
-  Op op = static_cast<Op>(rnd(kOps));
+  int k = static_cast<int>(rnd(NAMES));
+  Op op = static_cast<Op>(rnd(OPS));
   char path[16];
   name_path(k, path);
   Kind was = model[k];
@@ -235,7 +235,7 @@ bool one_call(const char *table, bool strict, int *failed) {
       after = Dir;
       break;
     case OpMknod:
-      r = mknod(path, kDevMajor, static_cast<short>(k));
+      r = mknod(path, DEV_MAJOR, static_cast<short>(k));
       may = was == Absent;
       after = Dev;
       break;
@@ -256,12 +256,12 @@ bool one_call(const char *table, bool strict, int *failed) {
   }
   cases++;
   if (r == 0 && !may) {
-    printf("texhaust: FAIL %s: %s %s returned 0, but the name was %c\n", table, kOpNames[op],
+    printf("texhaust: FAIL %s: %s %s returned 0, but the name was %c\n", table, OP_NAMES[op],
            path, was ? static_cast<char>(was) : '-');
     failures++;
   } else if (r != 0 && may && strict) {
     printf("texhaust: FAIL %s: %s %s failed with no table full (the name was %c)\n", table,
-           kOpNames[op], path, was ? static_cast<char>(was) : '-');
+           OP_NAMES[op], path, was ? static_cast<char>(was) : '-');
     failures++;
   }
   if (r == 0) model[k] = after;
@@ -280,9 +280,9 @@ void check_dir(const char *table) {
     fail(table, "cannot open /tx after the round");
     return;
   }
-  constexpr int kMaxEntries = 128;
-  static char seen[kMaxEntries][fsfmt::DIRSIZ + 1];
-  static unsigned short inums[kMaxEntries];
+  constexpr int MAX_ENTRIES = 128;
+  static char seen[MAX_ENTRIES][fsfmt::DIRSIZ + 1];
+  static unsigned short inums[MAX_ENTRIES];
   int n = 0;
   struct {
     unsigned short inum;
@@ -290,7 +290,7 @@ void check_dir(const char *table) {
   } de;
   while (read(fd, &de, sizeof(de)) == sizeof(de)) {
     if (de.inum == 0) continue;
-    if (n == kMaxEntries) break;
+    if (n == MAX_ENTRIES) break;
     memcpy(seen[n], de.name, fsfmt::DIRSIZ);
     seen[n][fsfmt::DIRSIZ] = 0;
     inums[n] = de.inum;
@@ -306,7 +306,7 @@ void check_dir(const char *table) {
   close(fd);
 
   int links = 1;
-  for (int k = 0; k < kNames; k++) {
+  for (int k = 0; k < NAMES; k++) {
     char name[3];
     snprintf(name, sizeof(name), "n%d", k);
     int at = -1;
@@ -348,7 +348,7 @@ void check_dir(const char *table) {
 // Run the 34 tiny executables under the profiler, so its image table is full.
 void fill_images() {
   char path[16];
-  for (int i = 0; i < kExes; i++) {
+  for (int i = 0; i < EXES; i++) {
     numbered(path, "/tx/e", i);
     int pid = fork();
     if (pid == 0) {
@@ -370,19 +370,19 @@ bool setup() {
   }
   char path[16];
   bool ok = make_file("old") && make_file("probe");
-  for (int i = 0; ok && i < kPool; i++) {
+  for (int i = 0; ok && i < POOL; i++) {
     numbered(path, "pool/p", i);
     ok = make_file(path);
   }
-  for (int i = 0; ok && i < kSlack; i++) {
+  for (int i = 0; ok && i < SLACK; i++) {
     numbered(path, "s", i);
     ok = make_file(path);
   }
-  for (int i = 0; ok && i < kExes; i++) {
+  for (int i = 0; ok && i < EXES; i++) {
     numbered(path, "e", i);
     ok = write_exit_elf(path, static_cast<unsigned>(i));
   }
-  for (int k = 0; ok && k < kNames; k++) {
+  for (int k = 0; ok && k < NAMES; k++) {
     model[k] = Absent;
     if (rnd(2)) {
       char name[3];
@@ -404,7 +404,7 @@ bool setup() {
 void run_round(Table table, int *ops, int *failed) {
   // Slack: files (or descriptors) held now and closed once the table is full, to leave
   // that many slots free.
-  int slack_fds[kSlack];
+  int slack_fds[SLACK];
   int slack = table == Inodes || table == Images || table == Files ? static_cast<int>(rnd(3)) : 0;
   for (int i = 0; i < slack; i++) {
     char path[8];
@@ -417,14 +417,14 @@ void run_round(Table table, int *ops, int *failed) {
   for (int i = 0; i < slack; i++)
     if (slack_fds[i] >= 0) close(slack_fds[i]);
   if (full) {
-    for (int i = 0; i < kOpsPerRound; i++) {
-      one_call(kTableNames[table], table == None || table == Buffers, failed);
+    for (int i = 0; i < OPS_PER_ROUND; i++) {
+      one_call(TABLE_NAMES[table], table == None || table == Buffers, failed);
       (*ops)++;
     }
   }
   if (table != None) release(h);
   if (table == Images) profile(0, PROF_CLEAR, 0);
-  check_dir(kTableNames[table]);
+  check_dir(TABLE_NAMES[table]);
 }
 
 }  // namespace
@@ -440,10 +440,10 @@ int main(int argc, char **argv) {
   rng = Rng{0x9e3779b97f4a7c15UL ^ static_cast<unsigned long>(seed)};
   printf("texhaust: seed %d, %d rounds a table\n", seed, rounds);
   if (!setup()) return 1;
-  for (int t = 0; t < kTables; t++) {
+  for (int t = 0; t < TABLES; t++) {
     int ops = 0, failed = 0;
     for (int r = 0; r < rounds; r++) run_round(static_cast<Table>(t), &ops, &failed);
-    printf("texhaust: %s: %d calls, %d failed with -1\n", kTableNames[t], ops, failed);
+    printf("texhaust: %s: %d calls, %d failed with -1\n", TABLE_NAMES[t], ops, failed);
   }
   if (failures > 0) {
     printf("texhaust: FAIL: %d problems in %d cases\n", failures, cases);

@@ -26,8 +26,8 @@ int main(int argc, char **argv);
 
 namespace {
 
-constexpr unsigned long kPageSize = 4096;
-constexpr int kSurvived = 1;  // exit status of a child whose access did not fault
+constexpr unsigned long PAGE_SIZE = 4096;
+constexpr int SURVIVED = 1;  // exit status of a child whose access did not fault
 
 void store_byte(unsigned long addr) {
   asm volatile("sb zero, 0(%0)" : : "r"(addr) : "memory");
@@ -47,7 +47,7 @@ int in_child(void (*access)(unsigned long), unsigned long addr) {
   }
   if (pid == 0) {
     access(addr);
-    exit(kSurvived);
+    exit(SURVIVED);
   }
   int status = 0;
   if (wait(&status) != pid) {
@@ -61,8 +61,8 @@ int in_child(void (*access)(unsigned long), unsigned long addr) {
 // tells which page that is (the stack is a single page).
 unsigned long guard_page_address() {
   volatile char local = 0;
-  unsigned long stack_page = reinterpret_cast<unsigned long>(&local) & ~(kPageSize - 1);
-  return stack_page - kPageSize / 2;
+  unsigned long stack_page = reinterpret_cast<unsigned long>(&local) & ~(PAGE_SIZE - 1);
+  return stack_page - PAGE_SIZE / 2;
 }
 
 // Returns the status to report for one kind, or false if the kind is unknown.
@@ -85,7 +85,7 @@ bool run_kind(const char *kind, int &status) {
   return true;
 }
 
-constexpr const char *kAllKinds[] = {"null", "text", "kernel", "guard", "maxva", "allones"};
+constexpr const char *ALL_KINDS[] = {"null", "text", "kernel", "guard", "maxva", "allones"};
 
 }  // namespace
 
@@ -96,7 +96,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(argv[1], "all") == 0) {
     int failures = 0;
-    for (const char *kind : kAllKinds) {
+    for (const char *kind : ALL_KINDS) {
       int status;
       run_kind(kind, status);
       printf("tfault %s: child exit status %d\n", kind, status);

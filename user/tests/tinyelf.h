@@ -13,8 +13,8 @@ inline constexpr unsigned long TINY_ELF_CODE = 120;  // address (and offset) of 
 
 // Instruction encodings the tests use.
 namespace rv {
-inline constexpr unsigned kEcall = 0x00000073;
-inline constexpr unsigned kNop = 0x00000013;
+inline constexpr unsigned ECALL = 0x00000073;
+inline constexpr unsigned NOP = 0x00000013;
 // addi rd, x0, imm (li rd, imm) for -2048 <= imm < 2048
 constexpr unsigned li(unsigned rd, int imm) { return (static_cast<unsigned>(imm) << 20) | (rd << 7) | 0x13; }
 // addi rd, rd, imm
@@ -29,15 +29,15 @@ constexpr unsigned bnez(unsigned rs, int offset) {
   return ((o >> 12 & 1) << 31) | ((o >> 5 & 0x3f) << 25) | (rs << 15) | (1 << 12) |
          ((o >> 1 & 0xf) << 8) | ((o >> 11 & 1) << 7) | 0x63;
 }
-inline constexpr unsigned kRa = 1, kT0 = 5, kA0 = 10, kA7 = 17;
+inline constexpr unsigned RA = 1, T0 = 5, A0 = 10, A7 = 17;
 }  // namespace rv
 
 // Write the program made of `n` instructions to path (created or truncated). `tag` is
 // stored after the code, so that programs with the same code still differ in content.
 inline bool write_tiny_elf(const char *path, const unsigned *code, int n, unsigned tag) {
-  constexpr int kMaxCode = 32;
-  if (n > kMaxCode) return false;
-  unsigned char elf[TINY_ELF_CODE + 4 * kMaxCode + 4] = {};
+  constexpr int MAX_CODE = 32;
+  if (n > MAX_CODE) return false;
+  unsigned char elf[TINY_ELF_CODE + 4 * MAX_CODE + 4] = {};
   int size = static_cast<int>(TINY_ELF_CODE) + 4 * n + 4;
   auto put = [&elf](int off, unsigned long v, int bytes) {
     for (int i = 0; i < bytes; i++) elf[off + i] = static_cast<unsigned char>(v >> (8 * i));
@@ -70,6 +70,6 @@ inline bool write_tiny_elf(const char *path, const unsigned *code, int n, unsign
 
 // The smallest useful program: exit(0).
 inline bool write_exit_elf(const char *path, unsigned tag) {
-  const unsigned code[] = {rv::li(rv::kA0, 0), rv::li(rv::kA7, 2 /* SYS_exit */), rv::kEcall};
+  const unsigned code[] = {rv::li(rv::A0, 0), rv::li(rv::A7, 2 /* SYS_exit */), rv::ECALL};
   return write_tiny_elf(path, code, 3, tag);
 }

@@ -14,7 +14,7 @@
 
 namespace {
 
-constexpr int kPad = 150;  // padding characters per line: longer than the UART's buffer share
+constexpr int PAD = 150;  // padding characters per line: longer than the UART's buffer share
 
 int number(const char *s, int fallback) {
   if (s == nullptr) return fallback;
@@ -29,8 +29,8 @@ int number(const char *s, int fallback) {
 void child(int c, int lines) {
   char line[256];
   for (int l = 0; l < lines; l++) {
-    int n = snprintf(line, sizeof(line) - kPad - 1, "tlines: child %d line %d ", c, l);
-    for (int i = 0; i < kPad; i++) line[n++] = static_cast<char>('a' + c);
+    int n = snprintf(line, sizeof(line) - PAD - 1, "tlines: child %d line %d ", c, l);
+    for (int i = 0; i < PAD; i++) line[n++] = static_cast<char>('a' + c);
     line[n++] = '\n';
     write(1, line, n);
   }

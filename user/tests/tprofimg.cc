@@ -29,7 +29,7 @@
 
 namespace {
 
-constexpr int kImages = 32;  // the profiler's image table (kern/profile/images.cc)
+constexpr int IMAGES = 32;  // the profiler's image table (kern/profile/images.cc)
 int failures = 0;
 
 void fail(const char *what) {
@@ -78,7 +78,7 @@ int keep(int seed) {
   }
   char path[8];
   int ran = 0;
-  for (int i = 0; i < kImages; i++) {
+  for (int i = 0; i < IMAGES; i++) {
     numbered(path, "x", i);
     if (!write_exit_elf(path, static_cast<unsigned>(i))) {
       fail("cannot write a tiny program");
@@ -86,7 +86,7 @@ int keep(int seed) {
     }
     if (run_profiled(path) > 0) ran++;
   }
-  if (ran != kImages) fail("a profiled program did not run");
+  if (ran != IMAGES) fail("a profiled program did not run");
 
   // The workload: every process creates and holds its files, then writes to each.
   int procs = 3 + static_cast<int>(rnd(2));
@@ -207,27 +207,27 @@ int orphan() {
 // 136, which is in a stub. B has nops at 128 and 132 and loops on 136..140 alone, so its
 // samples sit at 136 too, where B has no system call: a caller inserted there shows as a
 // second frame.
-constexpr int kStubCode = 10;
+constexpr int STUB_CODE = 10;
 void stub_program(unsigned *code, bool syscalls) {
   using namespace rv;
-  code[0] = li(kRa, 64);                                   // 120
-  code[1] = lui(kT0, syscalls ? 0x40 : 0x10000);            // 124: loop count
-  code[2] = syscalls ? li(kA7, 11 /* SYS_getpid */) : kNop;  // 128
-  code[3] = syscalls ? kEcall : kNop;                      // 132
-  code[4] = addi(kT0, -1);                                 // 136
-  code[5] = bnez(kT0, syscalls ? -12 : -4);                // 140: to 128 or 136
-  code[6] = li(kA0, 0);                                    // 144
-  code[7] = li(kA7, 2 /* SYS_exit */);                     // 148
-  code[8] = kEcall;                                        // 152
-  code[9] = kNop;
+  code[0] = li(RA, 64);                                   // 120
+  code[1] = lui(T0, syscalls ? 0x40 : 0x10000);            // 124: loop count
+  code[2] = syscalls ? li(A7, 11 /* SYS_getpid */) : NOP;  // 128
+  code[3] = syscalls ? ECALL : NOP;                      // 132
+  code[4] = addi(T0, -1);                                 // 136
+  code[5] = bnez(T0, syscalls ? -12 : -4);                // 140: to 128 or 136
+  code[6] = li(A0, 0);                                    // 144
+  code[7] = li(A7, 2 /* SYS_exit */);                     // 148
+  code[8] = ECALL;                                        // 152
+  code[9] = NOP;
 }
 
 int stubs() {
-  unsigned a[kStubCode], b[kStubCode];
+  unsigned a[STUB_CODE], b[STUB_CODE];
   stub_program(a, true);
   stub_program(b, false);
-  if (!write_tiny_elf("/tstub-a", a, kStubCode, 1) ||
-      !write_tiny_elf("/tstub-b", b, kStubCode, 2)) {
+  if (!write_tiny_elf("/tstub-a", a, STUB_CODE, 1) ||
+      !write_tiny_elf("/tstub-b", b, STUB_CODE, 2)) {
     fail("cannot write the programs");
     return 1;
   }

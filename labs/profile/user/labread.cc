@@ -35,10 +35,10 @@
 
 namespace {
 
-constexpr int kMaxSize = 4096;
-char buf[kMaxSize];  // static: the user stack is only one page
-constexpr long kMaxSaved = 256L << 10;  // under the largest file (268 KiB)
-char saved[kMaxSaved];  // the last opening's bytes, for SAVE
+constexpr int MAX_SIZE = 4096;
+char buf[MAX_SIZE];  // static: the user stack is only one page
+constexpr long MAX_SAVED = 256L << 10;  // under the largest file (268 KiB)
+char saved[MAX_SAVED];  // the last opening's bytes, for SAVE
 long saved_length = 0;
 
 // A decimal number of up to 9 digits, or -1.
@@ -56,7 +56,7 @@ long number(const char *s) {
   fprintf(2,
           "usage: labread FILE SIZE [LIMIT [print]]   (1 <= SIZE <= %d)\n"
           "       labread -r SEED OPENS FILE [SAVE]\n",
-          kMaxSize);
+          MAX_SIZE);
   exit(2);
 }
 
@@ -69,7 +69,7 @@ int random_size(Rng &rng) {
     case 0:
     case 1: return 1 + static_cast<int>((r >> 8) % 16);
     case 2: return 1 + static_cast<int>((r >> 8) % 512);
-    default: return 1 + static_cast<int>((r >> 8) % kMaxSize);
+    default: return 1 + static_cast<int>((r >> 8) % MAX_SIZE);
   }
 }
 
@@ -100,8 +100,8 @@ bool read_once(const char *path, int k, Rng &rng, bool keep) {
     reads++;
     if (zeros > 0) after += n;
     if (keep) {
-      if (total + n > kMaxSaved) {
-        printf("labread: open %d: longer than %ld bytes\n", k, kMaxSaved);
+      if (total + n > MAX_SAVED) {
+        printf("labread: open %d: longer than %ld bytes\n", k, MAX_SAVED);
         close(fd);
         return false;
       }
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
   long size = number(argv[2]);
   long limit = argc >= 4 ? number(argv[3]) : 1L << 40;
   bool print = argc == 5;
-  if (size < 1 || size > kMaxSize || limit < 0 || (print && strcmp(argv[4], "print") != 0))
+  if (size < 1 || size > MAX_SIZE || limit < 0 || (print && strcmp(argv[4], "print") != 0))
     usage();
 
   unsigned long start = rdtime();

@@ -18,18 +18,18 @@
 
 namespace {
 
-constexpr int kVocabulary = 1500;
-constexpr int kMaxWord = 8;  // letters, plus the terminating NUL
-constexpr int kSlots = 4096;
-constexpr int kRound = 2000;  // words counted between looks at the clock
+constexpr int VOCABULARY = 1500;
+constexpr int MAX_WORD = 8;  // letters, plus the terminating NUL
+constexpr int SLOTS = 4096;
+constexpr int ROUND = 2000;  // words counted between looks at the clock
 
 struct Slot {
-  char word[kMaxWord];
+  char word[MAX_WORD];
   unsigned count;
 };
 
-char vocabulary[kVocabulary][kMaxWord];
-Slot table[kSlots];  // static: far larger than the one-page user stack
+char vocabulary[VOCABULARY][MAX_WORD];
+Slot table[SLOTS];  // static: far larger than the one-page user stack
 bool use_fnv = false;
 
 unsigned long rng_state = 88172645463325252UL;
@@ -40,7 +40,7 @@ unsigned long next_random() {
 }
 
 void make_vocabulary() {
-  for (int w = 0; w < kVocabulary; w++) {
+  for (int w = 0; w < VOCABULARY; w++) {
     int len = 3 + static_cast<int>(next_random() % 5);  // 3 to 7 letters
     for (int i = 0; i < len; i++) vocabulary[w][i] = static_cast<char>('a' + next_random() % 26);
     vocabulary[w][len] = '\0';
@@ -69,7 +69,7 @@ __attribute__((noinline)) bool same_word(const char *a, const char *b) {
 
 // The slot that holds w, or the free slot where it belongs.
 __attribute__((noinline)) Slot *find_slot(const char *w) {
-  for (unsigned i = word_hash(w) % kSlots;; i = (i + 1) % kSlots) {
+  for (unsigned i = word_hash(w) % SLOTS;; i = (i + 1) % SLOTS) {
     Slot &s = table[i];
     if (s.count == 0 || same_word(s.word, w)) return &s;
   }
@@ -78,12 +78,12 @@ __attribute__((noinline)) Slot *find_slot(const char *w) {
 // A word from the vocabulary; low-numbered words come up more often.
 __attribute__((noinline)) const char *next_word() {
   unsigned long r = next_random();
-  int w = static_cast<int>((r % kVocabulary) * ((r >> 32) % kVocabulary) / kVocabulary);
+  int w = static_cast<int>((r % VOCABULARY) * ((r >> 32) % VOCABULARY) / VOCABULARY);
   return vocabulary[w];
 }
 
 __attribute__((noinline)) void count_round() {
-  for (int i = 0; i < kRound; i++) {
+  for (int i = 0; i < ROUND; i++) {
     const char *w = next_word();
     Slot *s = find_slot(w);
     if (s->count == 0) strcpy(s->word, w);
@@ -105,7 +105,7 @@ int main(int argc, char **argv) {
   unsigned long words = 0;
   while (uptime() < deadline) {
     count_round();
-    words += kRound;
+    words += ROUND;
   }
   // The five most frequent words: five passes over the table are plenty fast.
   printf("labwords: %lu words counted\n", words);

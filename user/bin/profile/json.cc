@@ -155,7 +155,7 @@ bool ProfileParser::frame(Frame &f) {
   f.name[0] = '\0';
   f.kernel = false;
   return object([&](const char *key) {
-    if (strcmp(key, "symbol") == 0) return string(f.name, kNameMax);
+    if (strcmp(key, "symbol") == 0) return string(f.name, NAME_MAX);
     if (strcmp(key, "kernel") == 0) return boolean(&f.kernel);
     return skip_value();
   });
@@ -172,9 +172,9 @@ bool ProfileParser::frames(Sample &s) {
     // Frames beyond what fits are parsed into a scratch slot and dropped: the report
     // only loses the outermost callers of an absurdly deep stack.
     Frame scratch;
-    Frame &f = s.nframes < kMaxFrames ? s.frames[s.nframes] : scratch;
+    Frame &f = s.nframes < MAX_FRAMES ? s.frames[s.nframes] : scratch;
     if (!frame(f)) return false;
-    if (s.nframes < kMaxFrames) s.nframes++;
+    if (s.nframes < MAX_FRAMES) s.nframes++;
     skip_space();
     int c = in_.get();
     if (c == ']') return true;

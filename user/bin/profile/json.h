@@ -14,11 +14,11 @@
 
 namespace prof {
 
-constexpr int kNameMax = 96;     // longer names are cut (the kernel cuts at 95 as well)
-constexpr int kMaxFrames = 64;   // more than the kernel records per sample (32)
+constexpr int NAME_MAX = 96;     // longer names are cut (the kernel cuts at 95 as well)
+constexpr int MAX_FRAMES = 64;   // more than the kernel records per sample (32)
 
 struct Frame {
-  char name[kNameMax];
+  char name[NAME_MAX];
   bool kernel;
 };
 
@@ -26,7 +26,7 @@ struct Frame {
 struct Sample {
   int pid;
   int nframes;
-  Frame frames[kMaxFrames];
+  Frame frames[MAX_FRAMES];
 };
 
 // A recursive-descent parser for the JSON of /proc/profile, reading from a Stream. It

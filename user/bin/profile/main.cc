@@ -35,7 +35,7 @@ using namespace prof;
 
 namespace {
 
-constexpr const char *kUsage =
+constexpr const char *USAGE =
     "usage: profile PID on|off\n"
     "       profile all on|off\n"
     "       profile rate HZ        (10..10000 samples a second)\n"
@@ -44,10 +44,10 @@ constexpr const char *kUsage =
     "       profile top [N]\n"
     "       profile run CMD [ARG...]\n";
 
-constexpr const char *kStatPath = "/proc/profstat";
+constexpr const char *STAT_PATH = "/proc/profstat";
 
 [[noreturn]] void usage() {
-  fprintf(2, "%s", kUsage);
+  fprintf(2, "%s", USAGE);
   exit(1);
 }
 
@@ -65,7 +65,7 @@ bool parse_number(const char *s, int *out) {
 
 // profile status: /proc/profstat as it is.
 int show_status() {
-  int fd = open(kStatPath, O_RDONLY);
+  int fd = open(STAT_PATH, O_RDONLY);
   if (fd < 0) fail("cannot open /proc/profstat");
   char buf[256];
   int n;
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
   if (strcmp(verb, "top") == 0) {
     int n = 10;
     if (argc > 3 || (argc == 3 && (!parse_number(argv[2], &n) || n == 0))) usage();
-    return top(n, kAnyPid);
+    return top(n, ANY_PID);
   }
   if (strcmp(verb, "status") == 0 || strcmp(verb, "clear") == 0) {
     if (argc != 2) usage();

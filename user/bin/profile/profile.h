@@ -8,12 +8,12 @@
 
 namespace prof {
 
-constexpr int kAnyPid = -1;  // the report's filter: every process
+constexpr int ANY_PID = -1;  // the report's filter: every process
 
 // Prints `profile: WHAT` and exits with status 1.
 [[noreturn]] void fail(const char *what);
 
-// profile top: the report over the samples of `pid`, or of everyone for kAnyPid.
+// profile top: the report over the samples of `pid`, or of everyone for ANY_PID.
 int top(int n, int pid);
 
 // profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.

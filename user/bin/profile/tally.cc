@@ -7,9 +7,9 @@
 namespace prof {
 
 bool Tally::init() {
-  slots_ = static_cast<FunctionCount *>(malloc(kSlots * sizeof(FunctionCount)));
+  slots_ = static_cast<FunctionCount *>(malloc(SLOTS * sizeof(FunctionCount)));
   if (slots_ == nullptr) return false;
-  for (int i = 0; i < kSlots; i++) slots_[i] = FunctionCount{};
+  for (int i = 0; i < SLOTS; i++) slots_[i] = FunctionCount{};
   overflow_.name = "(other functions)";
   return true;
 }
@@ -31,7 +31,7 @@ void Tally::print_top(int n) {
   FunctionCount **order = static_cast<FunctionCount **>(malloc((used_ + 1) * sizeof(void *)));
   if (order == nullptr) fail("out of memory");
   int count = 0;
-  for (int i = 0; i < kSlots; i++)
+  for (int i = 0; i < SLOTS; i++)
     if (slots_[i].name != nullptr) order[count++] = &slots_[i];
   if (overflow_.incl > 0) order[count++] = &overflow_;
   if (n > count) n = count;
@@ -71,10 +71,10 @@ int Tally::tenths_of_percent(int part) const {
 
 FunctionCount *Tally::find(const Frame &f) {
   const char *name = f.name[0] != '\0' ? f.name : "??";
-  for (unsigned i = hash(name, f.kernel) % kSlots;; i = (i + 1) % kSlots) {
+  for (unsigned i = hash(name, f.kernel) % SLOTS;; i = (i + 1) % SLOTS) {
     FunctionCount &slot = slots_[i];
     if (slot.name == nullptr) {
-      if (used_ >= kMaxUsed) return &overflow_;
+      if (used_ >= MAX_USED) return &overflow_;
       char *copy = static_cast<char *>(malloc(strlen(name) + 1));
       if (copy == nullptr) return &overflow_;
       strcpy(copy, name);

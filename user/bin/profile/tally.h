@@ -34,8 +34,8 @@ class Tally {
   void print_top(int n);
 
  private:
-  static constexpr int kSlots = 2048;
-  static constexpr int kMaxUsed = kSlots * 3 / 4;  // keep probe sequences short
+  static constexpr int SLOTS = 2048;
+  static constexpr int MAX_USED = SLOTS * 3 / 4;  // keep probe sequences short
 
   static unsigned hash(const char *s, bool kernel);
   static bool before(const FunctionCount &a, const FunctionCount &b);

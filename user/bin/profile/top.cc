@@ -11,7 +11,7 @@
 namespace prof {
 namespace {
 
-constexpr const char *kProfilePath = "/proc/profile";
+constexpr const char *PROFILE_PATH = "/proc/profile";
 
 // The sample being parsed. It is static because a user stack is a single 4 KiB page, and
 // a sample's frames with their names take more than that.
@@ -22,12 +22,12 @@ Sample current_sample;
 int top(int n, int pid) {
   Tally tally;
   if (!tally.init()) fail("out of memory");
-  int fd = open(kProfilePath, O_RDONLY);
+  int fd = open(PROFILE_PATH, O_RDONLY);
   if (fd < 0) fail("cannot open /proc/profile");
   Stream in(fd);
   ProfileParser parser(in, current_sample);
   bool ok = parser.each_sample([&](const Sample &s) {
-    if (pid == kAnyPid || s.pid == pid) tally.add(s);
+    if (pid == ANY_PID || s.pid == pid) tally.add(s);
   });
   close(fd);
   if (!ok) {

@@ -22,8 +22,8 @@ namespace ut {
 namespace {
 
 enum class Bad { Kernel, AllOnes, MaxVa, Unmapped, Guard, Straddle, Count };
-constexpr int kBadKinds = static_cast<int>(Bad::Count);
-constexpr const char *kBadNames[kBadKinds] = {"kernel",   "allones", "maxva",
+constexpr int BAD_KINDS = static_cast<int>(Bad::Count);
+constexpr const char *BAD_NAMES[BAD_KINDS] = {"kernel",   "allones", "maxva",
                                               "unmapped", "guard",   "straddle"};
 
 // The first unmapped byte above the heap, once set up by bad_setup().
@@ -38,10 +38,10 @@ void bad_setup() {
 unsigned long bad_addr(int kind, int mapped) {
   bad_setup();
   switch (static_cast<Bad>(kind)) {
-    case Bad::Kernel: return kKernelBase;
+    case Bad::Kernel: return KERNEL_BASE;
     case Bad::AllOnes: return ~0UL;
-    case Bad::MaxVa: return kMaxVa;
-    case Bad::Unmapped: return bad_heap_end + 16 * kPage;
+    case Bad::MaxVa: return MAX_VA;
+    case Bad::Unmapped: return bad_heap_end + 16 * PAGE;
     case Bad::Guard: return guard_page();
     default: {
       char *p = reinterpret_cast<char *>(bad_heap_end - mapped);
@@ -56,17 +56,17 @@ T *bad_ptr(int kind, int mapped) {
   return reinterpret_cast<T *>(bad_addr(kind, mapped));
 }
 
-constexpr const char *kBadFile = "ub_file";
+constexpr const char *BAD_FILE = "ub_file";
 
 int open_bad_file(int flags) {
-  int fd = open(kBadFile, flags);
-  CHECK(fd >= 0, "cannot open %s", kBadFile);
+  int fd = open(BAD_FILE, flags);
+  CHECK(fd >= 0, "cannot open %s", BAD_FILE);
   return fd;
 }
 
 void make_bad_file() {
   memset(scratch, 'f', 2048);
-  make_file(kBadFile, scratch, 2048);
+  make_file(BAD_FILE, scratch, 2048);
 }
 
 // No descriptor was left behind: the lowest free one is still 3.
@@ -83,17 +83,17 @@ void check_no_fd_leak(const char *after) {
 
 void test_badread() {
   make_bad_file();
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     int fd = open_bad_file(O_RDONLY);
     int r = read(fd, bad_ptr<char>(k, 16), 64);
-    CHECK(r == -1, "read from a file into %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "read from a file into %s: %d", BAD_NAMES[k], r);
     close(fd);
     if (static_cast<Bad>(k) == Bad::Straddle) continue;  // a pipe may copy part of it
     int fds[2];
     CHECK(pipe(fds) == 0, "pipe failed");
     write_exact(fds[1], "12345678", 8, "pipe");
     r = read(fds[0], bad_ptr<char>(k, 16), 8);
-    CHECK(r == -1, "read from a pipe into %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "read from a pipe into %s: %d", BAD_NAMES[k], r);
     close(fds[0]);
     close(fds[1]);
   }
@@ -111,31 +111,31 @@ void test_badread() {
   CHECK(read(NOFILE, scratch, 1) == -1, "read from fd NOFILE did not fail");
   CHECK(read(1000000, scratch, 1) == -1, "read from fd 1000000 did not fail");
   close(fd);
-  must_unlink(kBadFile);
+  must_unlink(BAD_FILE);
   check_no_fd_leak("bad reads");
 }
 
 void test_badwrite() {
   make_bad_file();
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     int fd = open_bad_file(O_RDWR);
     int r = write(fd, bad_ptr<char>(k, 16), 64);
-    CHECK(r == -1, "write to a file from %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "write to a file from %s: %d", BAD_NAMES[k], r);
     close(fd);
     if (static_cast<Bad>(k) == Bad::Straddle) continue;
     int fds[2];
     CHECK(pipe(fds) == 0, "pipe failed");
     r = write(fds[1], bad_ptr<char>(k, 16), 8);
-    CHECK(r == -1, "write to a pipe from %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "write to a pipe from %s: %d", BAD_NAMES[k], r);
     close(fds[0]);
     close(fds[1]);
     // The console (standard output) takes the same care.
     r = write(1, bad_ptr<char>(k, 16), 8);
-    CHECK(r == -1, "write to the console from %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "write to the console from %s: %d", BAD_NAMES[k], r);
   }
   // Whatever did not fail must not have changed the file: it still holds only 'f'.
   int fd = open_bad_file(O_RDONLY);
-  read_exact(fd, scratch2, 2048, kBadFile);
+  read_exact(fd, scratch2, 2048, BAD_FILE);
   for (int i = 0; i < 2048; i++) {
     CHECK(scratch2[i] == 'f' || scratch2[i] == 'a', "a failed write left byte %d = %d", i,
           scratch2[i]);
@@ -145,37 +145,37 @@ void test_badwrite() {
   CHECK(write(-1, scratch, 1) == -1, "write to fd -1 did not fail");
   CHECK(write(NOFILE + 3, scratch, 1) == -1, "write to fd NOFILE+3 did not fail");
   close(fd);
-  must_unlink(kBadFile);
+  must_unlink(BAD_FILE);
   check_no_fd_leak("bad writes");
 }
 
 // exec with a bad path, a bad argv array, and a bad string inside a good array.
 void test_badexec() {
-  constexpr int kExecReturnedHere = 66;
+  constexpr int EXEC_RETURNED_HERE = 66;
   auto try_exec = [](const char *path, char **argv) {
     int pid = fork();
     CHECK(pid >= 0, "fork failed");
     if (pid == 0) {
       int r = exec(path, argv);
-      exit(r == -1 ? kExecReturnedHere : kExecReturnedHere + 1);
+      exit(r == -1 ? EXEC_RETURNED_HERE : EXEC_RETURNED_HERE + 1);
     }
     return reap(pid);
   };
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     char *argv[] = {const_cast<char *>("echo"), const_cast<char *>("x"), nullptr};
     int status = try_exec(bad_ptr<char>(k, 16), argv);
-    CHECK(status == kExecReturnedHere, "exec of a path at %s: child status %d", kBadNames[k],
+    CHECK(status == EXEC_RETURNED_HERE, "exec of a path at %s: child status %d", BAD_NAMES[k],
           status);
 
     char **bad_argv = bad_ptr<char *>(k, 8);
     if (static_cast<Bad>(k) == Bad::Straddle) bad_argv[0] = const_cast<char *>("echo");
     status = try_exec("/echo", bad_argv);
-    CHECK(status == kExecReturnedHere, "exec with argv at %s: child status %d", kBadNames[k],
+    CHECK(status == EXEC_RETURNED_HERE, "exec with argv at %s: child status %d", BAD_NAMES[k],
           status);
 
     char *argv2[] = {const_cast<char *>("echo"), bad_ptr<char>(k, 16), nullptr};
     status = try_exec("/echo", argv2);
-    CHECK(status == kExecReturnedHere, "exec with argv[1] at %s: child status %d", kBadNames[k],
+    CHECK(status == EXEC_RETURNED_HERE, "exec with argv[1] at %s: child status %d", BAD_NAMES[k],
           status);
   }
 }
@@ -183,9 +183,9 @@ void test_badexec() {
 void test_badpipe() {
   CHECK(pipe(reinterpret_cast<int *>(text_addr())) == -1, "pipe into text did not fail");
   check_no_fd_leak("a pipe into text");
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     int r = pipe(bad_ptr<int>(k, 4));
-    CHECK(r == -1, "pipe into %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "pipe into %s: %d", BAD_NAMES[k], r);
     check_no_fd_leak("a failed pipe");
   }
   // Room for one descriptor only: pipe needs two, so it must fail and give the one back.
@@ -207,8 +207,8 @@ void test_badpipe() {
 }
 
 void test_badopen() {
-  for (int k = 0; k < kBadKinds; k++) {
-    const char *name = kBadNames[k];
+  for (int k = 0; k < BAD_KINDS; k++) {
+    const char *name = BAD_NAMES[k];
     char *path = bad_ptr<char>(k, 16);
     CHECK(open(path, O_RDONLY) == -1, "open of a path at %s did not fail", name);
     CHECK(open(bad_ptr<char>(k, 16), O_CREATE | O_RDWR) == -1,
@@ -230,9 +230,9 @@ void test_badopen() {
 void test_badfstat() {
   int fd = open("/README", O_RDONLY);
   CHECK(fd >= 0, "cannot open /README");
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     int r = fstat(fd, bad_ptr<struct stat>(k, 8));
-    CHECK(r == -1, "fstat into %s: %d", kBadNames[k], r);
+    CHECK(r == -1, "fstat into %s: %d", BAD_NAMES[k], r);
   }
   CHECK(fstat(fd, reinterpret_cast<struct stat *>(text_addr())) == -1,
         "fstat into text did not fail");
@@ -247,10 +247,10 @@ void test_badwait() {
   int pid = spawn([] { exit(7); });
   CHECK(wait(reinterpret_cast<int *>(text_addr())) == -1, "wait into text did not fail");
   CHECK(wait(nullptr) == pid, "after a failed wait the child could not be reaped");
-  for (int k = 0; k < kBadKinds; k++) {
+  for (int k = 0; k < BAD_KINDS; k++) {
     int pid = spawn([] { exit(7); });
     int r = wait(bad_ptr<int>(k, 2));
-    CHECK(r == -1, "wait with the status at %s returned %d", kBadNames[k], r);
+    CHECK(r == -1, "wait with the status at %s returned %d", BAD_NAMES[k], r);
     // The child was not lost: it can still be waited for, with its status intact.
     int status = 0;
     int got = wait(&status);

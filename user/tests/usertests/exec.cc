@@ -20,11 +20,11 @@ namespace ut {
 
 namespace {
 
-constexpr int kExecReturned = 66;  // exit status of a child whose exec returned -1
-constexpr const char *kSelf = "/usertests";
+constexpr int EXEC_RETURNED = 66;  // exit status of a child whose exec returned -1
+constexpr const char *SELF = "/usertests";
 
 // Execs path with argv in a child; returns the child's exit status. If exec returns -1
-// the child first checks that its memory survived (the canary), then exits kExecReturned.
+// the child first checks that its memory survived (the canary), then exits EXEC_RETURNED.
 volatile unsigned long exec_canary = 0x5eed5eed;
 
 int exec_status(const char *path, char **argv) {
@@ -33,7 +33,7 @@ int exec_status(const char *path, char **argv) {
   if (pid == 0) {
     int r = exec(path, argv);
     CHECK(exec_canary == 0x5eed5eed, "a failed exec changed the caller's memory");
-    exit(r == -1 ? kExecReturned : kExecReturned + 1);
+    exit(r == -1 ? EXEC_RETURNED : EXEC_RETURNED + 1);
   }
   return reap(pid);
 }
@@ -63,20 +63,20 @@ void test_execargs() {
   }
   exec_args[MAXARG] = nullptr;
   int want = probe_status(exec_args);
-  int got = exec_status(kSelf, exec_args);
+  int got = exec_status(SELF, exec_args);
   CHECK(got == want, "exec with %d arguments: status %d, expected %d", MAXARG, got, want);
 
   exec_args[MAXARG] = exec_strings[2];
   exec_args[MAXARG + 1] = nullptr;
-  got = exec_status(kSelf, exec_args);
-  CHECK(got == kExecReturned, "exec with %d arguments: status %d, expected -1 from exec",
+  got = exec_status(SELF, exec_args);
+  CHECK(got == EXEC_RETURNED, "exec with %d arguments: status %d, expected -1 from exec",
         MAXARG + 1, got);
 
   // Far too many: the kernel must stop reading the array, not overrun its own copy.
   for (int i = 2; i < MAXARG + 9; i++) exec_args[i] = exec_strings[2];
   exec_args[MAXARG + 9] = nullptr;
-  got = exec_status(kSelf, exec_args);
-  CHECK(got == kExecReturned, "exec with %d arguments: status %d", MAXARG + 9, got);
+  got = exec_status(SELF, exec_args);
+  CHECK(got == EXEC_RETURNED, "exec with %d arguments: status %d", MAXARG + 9, got);
 
   // No arguments at all (argv = {0}) is allowed. The probe cannot be run that way (with no
   // --probe it would be the whole suite), so /echo is, with its standard output sent to a
@@ -88,7 +88,7 @@ void test_execargs() {
     close(1);
     CHECK(open("ue_out", O_CREATE | O_RDWR) == 1, "cannot redirect standard output");
     exec("/echo", none);
-    exit(kExecReturned);
+    exit(EXEC_RETURNED);
   }
   got = reap(pid);
   must_unlink("ue_out");
@@ -102,21 +102,21 @@ void test_exechuge() {
 
   big[3000] = '\0';
   char *fits[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), big, nullptr};
-  int got = exec_status(kSelf, fits);
+  int got = exec_status(SELF, fits);
   CHECK(got == probe_status(fits), "exec of a 3000-byte argument: status %d", got);
 
   big[3000] = 'x';
   big[5000] = '\0';
-  got = exec_status(kSelf, fits);
-  CHECK(got == kExecReturned, "exec of a 5000-byte argument: status %d, expected -1", got);
+  got = exec_status(SELF, fits);
+  CHECK(got == EXEC_RETURNED, "exec of a 5000-byte argument: status %d, expected -1", got);
 
   // Three of 2000 bytes each fit one at a time but not together in one page.
   big[5000] = 'x';
   big[2000] = '\0';
   char *three[] = {
       const_cast<char *>("usertests"), const_cast<char *>("--probe"), big, big, big, nullptr};
-  got = exec_status(kSelf, three);
-  CHECK(got == kExecReturned, "exec of 3 x 2000-byte arguments: status %d, expected -1", got);
+  got = exec_status(SELF, three);
+  CHECK(got == EXEC_RETURNED, "exec of 3 x 2000-byte arguments: status %d, expected -1", got);
 
   // The most arguments, each 200 bytes: 6 KB in all.
   big[2000] = 'x';
@@ -125,8 +125,8 @@ void test_exechuge() {
   exec_args[1] = const_cast<char *>("--probe");
   for (int i = 2; i < MAXARG; i++) exec_args[i] = big;
   exec_args[MAXARG] = nullptr;
-  got = exec_status(kSelf, exec_args);
-  CHECK(got == kExecReturned, "exec of 32 x 200-byte arguments: status %d, expected -1", got);
+  got = exec_status(SELF, exec_args);
+  CHECK(got == EXEC_RETURNED, "exec of 32 x 200-byte arguments: status %d, expected -1", got);
 }
 
 namespace {
@@ -149,22 +149,22 @@ struct ElfProgramHeader {
 };
 static_assert(sizeof(ElfProgramHeader) == 56);
 
-constexpr unsigned kPtLoad = 1;
-constexpr const char *kBadElf = "ue_badelf";
+constexpr unsigned PT_LOAD = 1;
+constexpr const char *BAD_ELF = "ue_badelf";
 
 // This program's own file, read into the heap. Returns its size.
 char *self_image = nullptr;
 int self_size = 0;
 
 void load_self() {
-  int fd = open(kSelf, O_RDONLY);
-  CHECK(fd >= 0, "cannot open %s", kSelf);
+  int fd = open(SELF, O_RDONLY);
+  CHECK(fd >= 0, "cannot open %s", SELF);
   struct stat st;
-  CHECK(fstat(fd, &st) == 0, "fstat %s failed", kSelf);
+  CHECK(fstat(fd, &st) == 0, "fstat %s failed", SELF);
   self_size = static_cast<int>(st.size);
   self_image = sbrk(self_size);
   CHECK(!sbrk_failed(self_image), "sbrk failed");
-  read_exact(fd, self_image, self_size, kSelf);
+  read_exact(fd, self_image, self_size, SELF);
   close(fd);
 }
 
@@ -176,18 +176,18 @@ ElfProgramHeader *first_load() {
   for (int i = 0; i < eh->phnum; i++) {
     auto *ph =
         reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff + i * sizeof(ElfProgramHeader));
-    if (ph->type == kPtLoad) return ph;
+    if (ph->type == PT_LOAD) return ph;
   }
-  TEST_FAIL("%s has no PT_LOAD segment", kSelf);
+  TEST_FAIL("%s has no PT_LOAD segment", SELF);
 }
 
-// Writes the first n bytes of the (possibly patched) image to kBadElf and checks that
+// Writes the first n bytes of the (possibly patched) image to BAD_ELF and checks that
 // exec of it fails and leaves this process alone.
 void expect_exec_fails(int n, const char *what) {
-  make_file(kBadElf, self_image, n);
+  make_file(BAD_ELF, self_image, n);
   char *argv[] = {const_cast<char *>("badelf"), nullptr};
-  int got = exec_status(kBadElf, argv);
-  CHECK(got == kExecReturned, "exec of %s: status %d, expected exec to return -1", what, got);
+  int got = exec_status(BAD_ELF, argv);
+  CHECK(got == EXEC_RETURNED, "exec of %s: status %d, expected exec to return -1", what, got);
 }
 
 // A patch to the image, undone after its exec has been tried.
@@ -205,18 +205,18 @@ void test_execbadelf() {
   load_self();
 
   // A sanity check of the method: the unpatched copy runs.
-  make_file(kBadElf, self_image, self_size);
+  make_file(BAD_ELF, self_image, self_size);
   char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), nullptr};
-  int got = exec_status(kBadElf, argv);
-  CHECK(got == 2, "exec of an exact copy of %s: status %d", kSelf, got);
+  int got = exec_status(BAD_ELF, argv);
+  CHECK(got == 2, "exec of an exact copy of %s: status %d", SELF, got);
 
-  make_file(kBadElf, "", 0);
+  make_file(BAD_ELF, "", 0);
   expect_exec_fails(0, "an empty file");
   const char *text = "#!/bin/sh\necho this is not a program\n";
-  make_file(kBadElf, text, strlen(text));
+  make_file(BAD_ELF, text, strlen(text));
   char *targv[] = {const_cast<char *>("badelf"), nullptr};
-  got = exec_status(kBadElf, targv);
-  CHECK(got == kExecReturned, "exec of a text file: status %d", got);
+  got = exec_status(BAD_ELF, targv);
+  CHECK(got == EXEC_RETURNED, "exec of a text file: status %d", got);
 
   expect_exec_fails(40, "a file cut inside the ELF header");
   expect_exec_fails(64, "a file of the ELF header alone");
@@ -239,8 +239,8 @@ void test_execbadelf() {
   with_patch(&ph->memsz, filesz / 2, "a segment with memsz < filesz");
   with_patch(&ph->vaddr, ph->vaddr + 8, "a segment at an unaligned address");
   with_patch(&ph->vaddr, 0xffffffffffff0000UL, "a segment whose end wraps around");
-  with_patch(&ph->vaddr, kMaxVa, "a segment at MAXVA");
-  with_patch(&ph->vaddr, kMaxVa - kPage, "a segment running into the top of the address space");
+  with_patch(&ph->vaddr, MAX_VA, "a segment at MAXVA");
+  with_patch(&ph->vaddr, MAX_VA - PAGE, "a segment running into the top of the address space");
   with_patch(&ph->offset, 0xfffff000UL, "a segment whose data lies beyond the file");
   with_patch(&ph->filesz, 0x100000000UL, "a segment with a 4 GB file size");
   with_patch(&ph->memsz, 0x3000000000UL, "a segment of 192 GB");
@@ -249,7 +249,7 @@ void test_execbadelf() {
   for (int i = 0; i < eh->phnum; i++) {
     auto *other =
         reinterpret_cast<ElfProgramHeader *>(self_image + eh->phoff + i * sizeof(ElfProgramHeader));
-    if (other != ph && other->type == kPtLoad) {
+    if (other != ph && other->type == PT_LOAD) {
       with_patch(&other->vaddr, ph->vaddr, "two segments at the same address");
       break;
     }
@@ -258,13 +258,13 @@ void test_execbadelf() {
   // Not a file at all.
   char *dargv[] = {const_cast<char *>("root"), nullptr};
   got = exec_status("/", dargv);
-  CHECK(got == kExecReturned, "exec of a directory: status %d", got);
+  CHECK(got == EXEC_RETURNED, "exec of a directory: status %d", got);
   got = exec_status("/ue_no_such_program", dargv);
-  CHECK(got == kExecReturned, "exec of a missing file: status %d", got);
+  CHECK(got == EXEC_RETURNED, "exec of a missing file: status %d", got);
   got = exec_status("/proc/meminfo", dargv);
-  CHECK(got == kExecReturned, "exec of a device file: status %d", got);
+  CHECK(got == EXEC_RETURNED, "exec of a device file: status %d", got);
 
-  must_unlink(kBadElf);
+  must_unlink(BAD_ELF);
 }
 
 }  // namespace ut

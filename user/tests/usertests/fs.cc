@@ -27,14 +27,14 @@ char fill_byte(int file, int i) { return static_cast<char>((file * 31 + i * 7) &
 
 // Create, write, read back and remove many files of different sizes.
 void test_fsmany() {
-  constexpr int kFiles = 40;
+  constexpr int FILES = 40;
   char name[32];
-  for (int f = 0; f < kFiles; f++) {
+  for (int f = 0; f < FILES; f++) {
     int size = (f * 1371) % 5000;
     for (int i = 0; i < size; i++) scratch[i] = fill_byte(f, i);
     make_file(numbered(name, "uf_", f), scratch, size);
   }
-  for (int f = 0; f < kFiles; f++) {
+  for (int f = 0; f < FILES; f++) {
     int size = (f * 1371) % 5000;
     int fd = open(numbered(name, "uf_", f), O_RDONLY);
     CHECK(fd >= 0, "cannot open %s", name);
@@ -50,8 +50,8 @@ void test_fsmany() {
     }
     close(fd);
   }
-  for (int f = 0; f < kFiles; f++) must_unlink(numbered(name, "uf_", f));
-  for (int f = 0; f < kFiles; f++) {
+  for (int f = 0; f < FILES; f++) must_unlink(numbered(name, "uf_", f));
+  for (int f = 0; f < FILES; f++) {
     CHECK(open(numbered(name, "uf_", f), O_RDONLY) == -1, "%s still opens after unlink", name);
   }
 }
@@ -313,8 +313,8 @@ void test_fsmaxpath() {
   struct stat st;
   CHECK(stat("up_long", &st) == 0, "the %d-byte path did not name ./up_long", MAXPATH - 1);
   CHECK(stat(path, &st) == 0, "stat of a %d-byte path failed", MAXPATH - 1);
-  constexpr int kTooLong[] = {MAXPATH, MAXPATH + 1, 300, 4000};
-  for (int len : kTooLong) {
+  constexpr int TOO_LONG[] = {MAXPATH, MAXPATH + 1, 300, 4000};
+  for (int len : TOO_LONG) {
     build(len);
     CHECK(open(path, O_RDONLY) == -1, "open of a %d-byte path succeeded", len);
     CHECK(unlink(path) == -1, "unlink of a %d-byte path succeeded", len);

@@ -16,8 +16,8 @@ namespace ut {
 
 namespace {
 
-constexpr int kBlock = 1024;
-constexpr int kMaxFileBlocks = 12 + 256;
+constexpr int BLOCK = 1024;
+constexpr int MAX_FILE_BLOCKS = 12 + 256;
 
 }  // namespace
 
@@ -26,24 +26,24 @@ void test_maxfile() {
   const char *path = "um_big";
   int fd = open(path, O_CREATE | O_RDWR | O_TRUNC);
   CHECK(fd >= 0, "cannot create %s", path);
-  for (int b = 0; b < kMaxFileBlocks; b++) {
-    for (int i = 0; i < kBlock; i += 4) *reinterpret_cast<int *>(scratch + i) = b * 1000 + i;
-    int w = write(fd, scratch, kBlock);
-    CHECK(w == kBlock, "write of block %d returned %d", b, w);
+  for (int b = 0; b < MAX_FILE_BLOCKS; b++) {
+    for (int i = 0; i < BLOCK; i += 4) *reinterpret_cast<int *>(scratch + i) = b * 1000 + i;
+    int w = write(fd, scratch, BLOCK);
+    CHECK(w == BLOCK, "write of block %d returned %d", b, w);
   }
-  int w = write(fd, scratch, kBlock);
-  CHECK(w == -1 || (w >= 0 && w < kBlock), "write past MAXFILE blocks returned %d", w);
+  int w = write(fd, scratch, BLOCK);
+  CHECK(w == -1 || (w >= 0 && w < BLOCK), "write past MAXFILE blocks returned %d", w);
   CHECK(write(fd, scratch, 1) <= 0, "a 1-byte write past MAXFILE succeeded");
   struct stat st;
   CHECK(fstat(fd, &st) == 0, "fstat failed");
-  CHECK(st.size == static_cast<unsigned long>(kMaxFileBlocks) * kBlock,
-        "the file has %lu bytes, expected %d", st.size, kMaxFileBlocks * kBlock);
+  CHECK(st.size == static_cast<unsigned long>(MAX_FILE_BLOCKS) * BLOCK,
+        "the file has %lu bytes, expected %d", st.size, MAX_FILE_BLOCKS * BLOCK);
   close(fd);
   // Read it all back: direct blocks, the first indirect one, the last one.
   fd = open(path, O_RDONLY);
-  for (int b = 0; b < kMaxFileBlocks; b++) {
-    read_exact(fd, scratch, kBlock, path);
-    for (int i = 0; i < kBlock; i += 4) {
+  for (int b = 0; b < MAX_FILE_BLOCKS; b++) {
+    read_exact(fd, scratch, BLOCK, path);
+    for (int i = 0; i < BLOCK; i += 4) {
       int v = *reinterpret_cast<int *>(scratch + i);
       CHECK(v == b * 1000 + i, "block %d offset %d holds %d", b, i, v);
     }
@@ -56,32 +56,32 @@ void test_maxfile() {
 
 // A directory of hundreds of entries, all links to one file.
 void test_bigdir() {
-  constexpr int kLinks = 256;
+  constexpr int LINKS = 256;
   CHECK(mkdir("ub") == 0, "mkdir ub failed");
   make_file("ub/base", "b", 1);
   char name[32];
-  for (int i = 0; i < kLinks; i++) {
+  for (int i = 0; i < LINKS; i++) {
     int r = link("ub/base", numbered(name, "ub/l", i));
     CHECK(r == 0, "link number %d failed", i);
   }
   struct stat st;
-  CHECK(stat("ub/base", &st) == 0 && st.nlink == kLinks + 1, "nlink is %d, expected %d", st.nlink,
-        kLinks + 1);
-  CHECK(stat("ub", &st) == 0 && st.size >= (kLinks + 3) * 16UL, "directory size %lu", st.size);
+  CHECK(stat("ub/base", &st) == 0 && st.nlink == LINKS + 1, "nlink is %d, expected %d", st.nlink,
+        LINKS + 1);
+  CHECK(stat("ub", &st) == 0 && st.size >= (LINKS + 3) * 16UL, "directory size %lu", st.size);
   long size = static_cast<long>(st.size);
-  for (int i = kLinks - 1; i >= 0; i -= 37) {
+  for (int i = LINKS - 1; i >= 0; i -= 37) {
     CHECK(stat(numbered(name, "ub/l", i), &st) == 0, "%s is missing", name);
   }
   CHECK(link("ub/base", "ub/l17") == -1, "a duplicate name was accepted");
   // Remove every eighth one, reuse the freed slots with new names, then remove the rest.
-  for (int i = 0; i < kLinks; i += 8) must_unlink(numbered(name, "ub/l", i));
-  for (int i = 0; i < kLinks; i += 8) {
+  for (int i = 0; i < LINKS; i += 8) must_unlink(numbered(name, "ub/l", i));
+  for (int i = 0; i < LINKS; i += 8) {
     CHECK(link("ub/base", numbered(name, "ub/m", i)) == 0, "relink %d failed", i);
   }
   CHECK(stat("ub", &st) == 0 && static_cast<long>(st.size) == size,
         "the directory grew from %ld to %lu bytes instead of reusing free slots", size, st.size);
-  CHECK(unlink("ub") == -1, "unlink of a directory of %d entries succeeded", kLinks);
-  for (int i = 0; i < kLinks; i++) {
+  CHECK(unlink("ub") == -1, "unlink of a directory of %d entries succeeded", LINKS);
+  for (int i = 0; i < LINKS; i++) {
     must_unlink(numbered(name, i % 8 == 0 ? "ub/m" : "ub/l", i));
   }
   CHECK(stat("ub/base", &st) == 0 && st.nlink == 1, "nlink is %d after removing all links",
@@ -132,16 +132,16 @@ namespace {
 
 // Write files until the disk is full. Returns the number of whole blocks written.
 int fill_disk(char *name, int *files) {
-  memset(scratch, 'D', 4 * kBlock);
+  memset(scratch, 'D', 4 * BLOCK);
   int blocks = 0;
   *files = 0;
   for (bool full = false; !full; (*files)++) {
     int fd = open(numbered(name, "uo/", *files), O_CREATE | O_RDWR);
     if (fd < 0) break;  // no block left for the directory to grow: also full
-    for (int b = 0; b < kMaxFileBlocks; b++) {
-      int w = write(fd, scratch, kBlock);
-      if (w != kBlock) {
-        CHECK(w == -1 || (w >= 0 && w < kBlock), "a write to a full disk returned %d", w);
+    for (int b = 0; b < MAX_FILE_BLOCKS; b++) {
+      int w = write(fd, scratch, BLOCK);
+      if (w != BLOCK) {
+        CHECK(w == -1 || (w >= 0 && w < BLOCK), "a write to a full disk returned %d", w);
         full = true;
         break;
       }
@@ -172,15 +172,15 @@ void test_noblocks() {
   CHECK(stat("uo/dir", &st) == -1, "a failed mkdir left its name behind");
   int fd = open("uo/empty", O_CREATE | O_RDWR);
   if (fd >= 0) {
-    CHECK(write(fd, scratch, kBlock) <= 0, "a write on a full disk succeeded");
+    CHECK(write(fd, scratch, BLOCK) <= 0, "a write on a full disk succeeded");
     close(fd);
     must_unlink("uo/empty");
   }
   // What was written is intact.
   fd = open(numbered(name, "uo/", 0), O_RDONLY);
   CHECK(fd >= 0, "cannot open %s", name);
-  read_exact(fd, scratch2, kBlock, name);
-  CHECK(scratch2[0] == 'D' && scratch2[kBlock - 1] == 'D', "data of a full disk is wrong");
+  read_exact(fd, scratch2, BLOCK, name);
+  CHECK(scratch2[0] == 'D' && scratch2[BLOCK - 1] == 'D', "data of a full disk is wrong");
   close(fd);
   remove_fill(name, files);
   int files2 = 0;
@@ -188,8 +188,8 @@ void test_noblocks() {
   remove_fill(name, files2);
   CHECK(second == first, "the disk took %d blocks, then %d: blocks leaked", first, second);
   // And a normal file can be written again.
-  memset(scratch, 'n', 8 * kBlock);
-  make_file("uo/after", scratch, 8 * kBlock);
+  memset(scratch, 'n', 8 * BLOCK);
+  make_file("uo/after", scratch, 8 * BLOCK);
   must_unlink("uo/after");
   must_unlink("uo");
 }
@@ -241,22 +241,22 @@ namespace {
 // processes holding many distinct files open must fill it, after which opens fail with -1
 // (and nothing crashes). Its capacity is measured twice, with a battery of failing calls
 // in between; a failing call that forgot to release an inode would shrink it.
-constexpr int kInodeHolders = 6;
-constexpr int kPerHolder = 12;
-constexpr int kInodeFiles = kInodeHolders * kPerHolder;  // more than NINODE
+constexpr int INODE_HOLDERS = 6;
+constexpr int PER_HOLDER = 12;
+constexpr int INODE_FILES = INODE_HOLDERS * PER_HOLDER;  // more than NINODE
 
 // How many of the files the holders manage to have open at the same time.
 int inode_capacity() {
   int counts[2], gate[2];
   CHECK(pipe(counts) == 0 && pipe(gate) == 0, "pipe failed");
-  for (int c = 0; c < kInodeHolders; c++) {
+  for (int c = 0; c < INODE_HOLDERS; c++) {
     spawn([&, c] {
       close(counts[0]);
       close(gate[1]);
       int n = 0;
       char mine[32];
-      for (int i = 0; i < kPerHolder; i++) {
-        if (open(numbered(mine, "uq/", c * kPerHolder + i), O_RDONLY) >= 0) n++;
+      for (int i = 0; i < PER_HOLDER; i++) {
+        if (open(numbered(mine, "uq/", c * PER_HOLDER + i), O_RDONLY) >= 0) n++;
       }
       write(counts[1], &n, sizeof(n));
       char x;
@@ -266,7 +266,7 @@ int inode_capacity() {
   close(counts[1]);
   close(gate[0]);
   int total = 0;
-  for (int c = 0; c < kInodeHolders; c++) {
+  for (int c = 0; c < INODE_HOLDERS; c++) {
     int n = 0;
     read_exact(counts[0], &n, sizeof(n), "count");
     total += n;
@@ -277,7 +277,7 @@ int inode_capacity() {
   CHECK(probe == 0 || probe == -1, "stat with a full inode table returned %d", probe);
   close(gate[1]);
   close(counts[0]);
-  CHECK(reap_all() == kInodeHolders, "lost a holder");
+  CHECK(reap_all() == INODE_HOLDERS, "lost a holder");
   return total;
 }
 
@@ -306,14 +306,14 @@ void failing_lookups() {
 void test_ninode() {
   CHECK(mkdir("uq") == 0, "mkdir uq failed");
   char name[32];
-  for (int i = 0; i < kInodeFiles; i++) make_file(numbered(name, "uq/", i), "i", 1);
+  for (int i = 0; i < INODE_FILES; i++) make_file(numbered(name, "uq/", i), "i", 1);
   int first = inode_capacity();
-  CHECK(first < kInodeFiles, "%d distinct files open at once: the inode table never filled", first);
+  CHECK(first < INODE_FILES, "%d distinct files open at once: the inode table never filled", first);
   failing_lookups();
   int second = inode_capacity();
   CHECK(second == first, "the inode table held %d files, then %d: references leaked", first,
         second);
-  for (int i = 0; i < kInodeFiles; i++) {
+  for (int i = 0; i < INODE_FILES; i++) {
     int fd = open(numbered(name, "uq/", i), O_RDONLY);
     CHECK(fd >= 0, "%s does not open after the table emptied", name);
     close(fd);
@@ -324,10 +324,10 @@ void test_ninode() {
 
 // The kernel's table of open files (NFILE) is shared by all processes.
 void test_nfile() {
-  constexpr int kChildren = 10;  // 10 x 11 descriptors: more than NFILE
+  constexpr int CHILDREN = 10;  // 10 x 11 descriptors: more than NFILE
   int counts[2], gate[2];
   CHECK(pipe(counts) == 0 && pipe(gate) == 0, "pipe failed");
-  for (int c = 0; c < kChildren; c++) {
+  for (int c = 0; c < CHILDREN; c++) {
     spawn([&] {
       close(counts[0]);
       close(gate[1]);
@@ -343,7 +343,7 @@ void test_nfile() {
   close(gate[0]);
   int total = 0;
   bool someone_short = false;
-  for (int c = 0; c < kChildren; c++) {
+  for (int c = 0; c < CHILDREN; c++) {
     int n = 0;
     read_exact(counts[0], &n, sizeof(n), "count");
     total += n;
@@ -353,7 +353,7 @@ void test_nfile() {
   CHECK(someone_short, "no child ran out: the open-file table has room for %d+", total);
   close(gate[1]);  // let them go
   close(counts[0]);
-  CHECK(reap_all() == kChildren, "lost a child");
+  CHECK(reap_all() == CHILDREN, "lost a child");
   // Everything came back: a process can open its full share again.
   int n = 0;
   int fds[NOFILE];
@@ -366,17 +366,17 @@ void test_nfile() {
 // directory at the same time. Afterwards the directory must be consistent: every entry
 // names a live inode, and it can be emptied and removed.
 void test_fsconcurrent() {
-  constexpr int kWorkers = 4;
-  constexpr int kRounds = 250;
-  constexpr int kNames = 8;
+  constexpr int WORKERS = 4;
+  constexpr int ROUNDS = 250;
+  constexpr int NAMES = 8;
   CHECK(mkdir("uc") == 0, "mkdir uc failed");
-  int pids[kWorkers];
-  for (int w = 0; w < kWorkers; w++) {
+  int pids[WORKERS];
+  for (int w = 0; w < WORKERS; w++) {
     pids[w] = spawn([w] {
       Rng rng{0x1234UL + w};
       char name[32], other[32];
-      for (int i = 0; i < kRounds; i++) {
-        numbered(name, "uc/n", static_cast<int>(rng.below(kNames)));
+      for (int i = 0; i < ROUNDS; i++) {
+        numbered(name, "uc/n", static_cast<int>(rng.below(NAMES)));
         switch (rng.below(5)) {
           case 0:
           case 1: {
@@ -390,7 +390,7 @@ void test_fsconcurrent() {
           case 2:
             unlink(name);  // may fail: already gone, or a non-empty directory
             break;
-          case 3: link(name, numbered(other, "uc/n", static_cast<int>(rng.below(kNames)))); break;
+          case 3: link(name, numbered(other, "uc/n", static_cast<int>(rng.below(NAMES)))); break;
           default:
             if (rng.below(4) == 0) {
               mkdir(name);
@@ -405,7 +405,7 @@ void test_fsconcurrent() {
       }
     });
   }
-  expect_all_ok(pids, kWorkers, "worker");
+  expect_all_ok(pids, WORKERS, "worker");
   // Check every entry, then clear them all.
   int fd = open("uc", O_RDONLY);
   CHECK(fd >= 0, "cannot open uc");
@@ -424,13 +424,13 @@ void test_fsconcurrent() {
           e.inum);
   }
   close(fd);
-  for (int i = 0; i < kNames; i++) unlink(numbered(path, "uc/n", i));
+  for (int i = 0; i < NAMES; i++) unlink(numbered(path, "uc/n", i));
   CHECK(unlink("uc") == 0, "uc could not be removed after the workers finished");
 
   // Everyone creating one name at the same moment gets the same file.
   int p[2];
   CHECK(pipe(p) == 0, "pipe failed");
-  for (int w = 0; w < kWorkers; w++) {
+  for (int w = 0; w < WORKERS; w++) {
     pids[w] = spawn([&] {
       int fd2 = open("uc_same", O_CREATE | O_RDWR);
       CHECK(fd2 >= 0, "concurrent create failed");
@@ -441,10 +441,10 @@ void test_fsconcurrent() {
       close(fd2);
     });
   }
-  unsigned inos[kWorkers];
-  for (int w = 0; w < kWorkers; w++) read_exact(p[0], &inos[w], sizeof(inos[w]), "ino");
-  expect_all_ok(pids, kWorkers, "creator");
-  for (int w = 1; w < kWorkers; w++) {
+  unsigned inos[WORKERS];
+  for (int w = 0; w < WORKERS; w++) read_exact(p[0], &inos[w], sizeof(inos[w]), "ino");
+  expect_all_ok(pids, WORKERS, "creator");
+  for (int w = 1; w < WORKERS; w++) {
     CHECK(inos[w] == inos[0], "concurrent creates of one name made inodes %u and %u", inos[0],
           inos[w]);
   }

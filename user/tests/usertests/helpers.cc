@@ -6,7 +6,7 @@ namespace ut {
 
 const char *current_test = "?";
 
-[[noreturn]] void failed(int) { exit(kFailStatus); }
+[[noreturn]] void failed(int) { exit(FAIL_STATUS); }
 
 char scratch[16 * 1024];
 char scratch2[16 * 1024];
@@ -26,7 +26,7 @@ int reap(int pid) {
 // already printed why, so its status is passed on silently.
 void expect_ok(int pid, const char *what) {
   int status = reap(pid);
-  if (status == kFailStatus) exit(kFailStatus);
+  if (status == FAIL_STATUS) exit(FAIL_STATUS);
   CHECK(status == 0, "%s: exit status %d", what, status);
 }
 
@@ -38,7 +38,7 @@ void expect_all_ok(const int *pids, int n, const char *what) {
     bool ours = false;
     for (int i = 0; i < n; i++) ours = ours || pids[i] == got;
     CHECK(ours, "wait returned %d, not one of the %s children", got, what);
-    if (status == kFailStatus) exit(kFailStatus);
+    if (status == FAIL_STATUS) exit(FAIL_STATUS);
     CHECK(status == 0, "%s %d: exit status %d", what, got, status);
   }
 }
@@ -63,8 +63,8 @@ char load_byte(unsigned long addr) {
 
 // ---- Memory ---------------------------------------------------------------------------------
 
-unsigned long page_round_up(unsigned long a) { return (a + kPage - 1) & ~(kPage - 1); }
-unsigned long page_round_down(unsigned long a) { return a & ~(kPage - 1); }
+unsigned long page_round_up(unsigned long a) { return (a + PAGE - 1) & ~(PAGE - 1); }
+unsigned long page_round_down(unsigned long a) { return a & ~(PAGE - 1); }
 
 unsigned long brk() { return reinterpret_cast<unsigned long>(sbrk(0)); }
 bool sbrk_failed(char *r) { return r == reinterpret_cast<char *>(-1); }
@@ -74,7 +74,7 @@ bool sbrk_failed(char *r) { return r == reinterpret_cast<char *>(-1); }
   volatile char here = 0;
   return page_round_down(reinterpret_cast<unsigned long>(&here));
 }
-unsigned long guard_page() { return stack_page() - kPage; }
+unsigned long guard_page() { return stack_page() - PAGE; }
 
 // The kernel's count of free physical pages, from /proc/meminfo ("free pages: N"), or -1.
 long free_pages() {
@@ -96,7 +96,7 @@ long free_pages() {
 // below that boundary, and returns the boundary: the first unmapped byte.
 unsigned long heap_end_aligned() {
   unsigned long b = brk();
-  unsigned long want = page_round_up(b) + kPage;
+  unsigned long want = page_round_up(b) + PAGE;
   CHECK(!sbrk_failed(sbrk(static_cast<int>(want - b))), "sbrk(%lu) failed", want - b);
   return want;
 }

@@ -39,7 +39,7 @@ struct Test {
   int max_seconds;  // the watchdog's limit
 };
 
-constexpr Test kTests[] = {
+constexpr Test TESTS[] = {
     // Processes.
     {"exitwait", test_exitwait, true, 60},
     {"forkfull", test_forkfull, true, 60},
@@ -99,16 +99,16 @@ constexpr Test kTests[] = {
     {"ninode", test_ninode, false, 300},
     {"fsconcurrent", test_fsconcurrent, false, 300},
 };
-constexpr int kNumTests = sizeof(kTests) / sizeof(kTests[0]);
+constexpr int NUM_TESTS = sizeof(TESTS) / sizeof(TESTS[0]);
 
-constexpr int kWatchdogFired = 3;
-constexpr int kSettleTicks = 5 * kTicksPerSecond;
+constexpr int WATCHDOG_FIRED = 3;
+constexpr int SETTLE_TICKS = 5 * TICKS_PER_SECOND;
 
 // The free-page count once it has come back to `want`, or the last value read after
-// kSettleTicks of waiting for it to.
+// SETTLE_TICKS of waiting for it to.
 long settled_free_pages(long want) {
   long now = free_pages();
-  for (int waited = 0; now != want && waited < kSettleTicks; waited += 2) {
+  for (int waited = 0; now != want && waited < SETTLE_TICKS; waited += 2) {
     sleep(2);
     now = free_pages();
   }
@@ -146,9 +146,9 @@ bool run_test(const Test &t) {
   int dog = fork();
   if (dog == 0) {
     close(gate[1]);
-    sleep(t.max_seconds * kTicksPerSecond);
+    sleep(t.max_seconds * TICKS_PER_SECOND);
     kill(pid);
-    exit(kWatchdogFired);
+    exit(WATCHDOG_FIRED);
   }
   close(gate[1]);
 
@@ -161,7 +161,7 @@ bool run_test(const Test &t) {
     if (got == pid) {
       status = s;
       if (dog > 0) kill(dog);
-    } else if (got == dog && s == kWatchdogFired) {
+    } else if (got == dog && s == WATCHDOG_FIRED) {
       timed_out = true;
     }
   }
@@ -171,7 +171,7 @@ bool run_test(const Test &t) {
     printf("test %s: FAILED (timed out after %d s and was killed)\n", t.name, t.max_seconds);
     return false;
   }
-  if (status == kFailStatus) return false;  // the test has printed its own line
+  if (status == FAIL_STATUS) return false;  // the test has printed its own line
   if (status == -1) {
     printf("test %s: FAILED (killed by the kernel, exit status -1)\n", t.name);
     return false;
@@ -190,7 +190,7 @@ bool run_test(const Test &t) {
 }
 
 const Test *find_test(const char *name) {
-  for (const Test &t : kTests) {
+  for (const Test &t : TESTS) {
     if (strcmp(t.name, name) == 0) return &t;
   }
   return nullptr;
@@ -213,13 +213,13 @@ int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "--probe") == 0) return probe(argc, argv);
 
   bool quick = false;
-  bool selected[kNumTests] = {};
+  bool selected[NUM_TESTS] = {};
   bool by_name = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-q") == 0) {
       quick = true;
     } else if (strcmp(argv[i], "-l") == 0) {
-      for (const Test &t : kTests) printf("%s%s\n", t.name, t.quick ? " (quick)" : "");
+      for (const Test &t : TESTS) printf("%s%s\n", t.name, t.quick ? " (quick)" : "");
       return 0;
     } else if (argv[i][0] == '-') {
       usage();
@@ -229,13 +229,13 @@ int main(int argc, char **argv) {
         fprintf(2, "usertests: no test named %s (usertests -l lists them)\n", argv[i]);
         return 1;
       }
-      selected[t - kTests] = true;
+      selected[t - TESTS] = true;
       by_name = true;
     }
   }
   if (quick && by_name) usage();
-  for (int i = 0; i < kNumTests; i++) {
-    if (!by_name) selected[i] = !quick || kTests[i].quick;
+  for (int i = 0; i < NUM_TESTS; i++) {
+    if (!by_name) selected[i] = !quick || TESTS[i].quick;
   }
 
   long before = free_pages();
@@ -248,10 +248,10 @@ int main(int argc, char **argv) {
 
   // Static, like every big buffer here: the stack is one page, and the tests run below
   // this frame in their forked copies of it.
-  static const char *failed[kNumTests + 1];
+  static const char *failed[NUM_TESTS + 1];
   int nfailed = 0;
-  for (int i = 0; i < kNumTests; i++) {
-    if (selected[i] && !run_test(kTests[i])) failed[nfailed++] = kTests[i].name;
+  for (int i = 0; i < NUM_TESTS; i++) {
+    if (selected[i] && !run_test(TESTS[i])) failed[nfailed++] = TESTS[i].name;
   }
 
   long after = settled_free_pages(before);
@@ -261,7 +261,7 @@ int main(int argc, char **argv) {
     failed[nfailed++] = "memory";
   }
   int took = uptime() - start;
-  printf("usertests: %d.%d s\n", took / kTicksPerSecond, took % kTicksPerSecond);
+  printf("usertests: %d.%d s\n", took / TICKS_PER_SECOND, took % TICKS_PER_SECOND);
   if (nfailed == 0) {
     printf("ALL TESTS PASSED\n");
     return 0;

@@ -26,27 +26,27 @@ void test_sbrkbasic() {
   *a = 'x';
   char *b = sbrk(4095);
   CHECK(b == a + 1, "sbrk(4095) returned %p, expected %p", b, a + 1);
-  char *c = sbrk(10 * kPage);
-  CHECK(c == a + kPage, "sbrk(10 pages) returned %p", c);
+  char *c = sbrk(10 * PAGE);
+  CHECK(c == a + PAGE, "sbrk(10 pages) returned %p", c);
   // New memory reads as zero and holds what is written.
-  for (unsigned long i = 0; i < 10 * kPage; i++) {
+  for (unsigned long i = 0; i < 10 * PAGE; i++) {
     CHECK(c[i] == 0, "new heap memory is not zero at offset %lu", i);
     c[i] = static_cast<char>(i % 251);
   }
-  for (unsigned long i = 0; i < 10 * kPage; i++) {
+  for (unsigned long i = 0; i < 10 * PAGE; i++) {
     CHECK(c[i] == static_cast<char>(i % 251), "heap memory changed at offset %lu", i);
   }
   CHECK(*a == 'x', "the first heap byte changed");
   // Shrinking returns the old break too.
-  char *d = sbrk(-static_cast<int>(5 * kPage));
-  CHECK(d == c + 10 * kPage, "sbrk(-5 pages) returned %p", d);
-  CHECK(brk() == reinterpret_cast<unsigned long>(c) + 5 * kPage, "break after shrinking");
-  CHECK(c[5 * kPage - 1] == static_cast<char>((5 * kPage - 1) % 251),
+  char *d = sbrk(-static_cast<int>(5 * PAGE));
+  CHECK(d == c + 10 * PAGE, "sbrk(-5 pages) returned %p", d);
+  CHECK(brk() == reinterpret_cast<unsigned long>(c) + 5 * PAGE, "break after shrinking");
+  CHECK(c[5 * PAGE - 1] == static_cast<char>((5 * PAGE - 1) % 251),
         "memory below the new break changed");
   // Growing again gives fresh zeroed pages, not the old contents.
-  char *e = sbrk(2 * kPage);
-  CHECK(e == c + 5 * kPage, "regrowing returned %p", e);
-  for (unsigned long i = 0; i < 2 * kPage; i++) {
+  char *e = sbrk(2 * PAGE);
+  CHECK(e == c + 5 * PAGE, "regrowing returned %p", e);
+  for (unsigned long i = 0; i < 2 * PAGE; i++) {
     CHECK(e[i] == 0, "regrown heap is not zero at offset %lu", i);
   }
   // Shrinking below address 0 is refused and moves nothing.
@@ -60,13 +60,13 @@ void test_sbrkabove() {
   unsigned long end = heap_end_aligned();
   expect_killed("load at the break", [end] { load_byte(end); });
   expect_killed("store at the break", [end] { store_byte(end); });
-  expect_killed("store 100 pages above the break", [end] { store_byte(end + 100 * kPage); });
+  expect_killed("store 100 pages above the break", [end] { store_byte(end + 100 * PAGE); });
   // A page given back with a negative sbrk is unmapped at once.
   expect_killed("store into a page given back", [] {
-    char *top = sbrk(2 * kPage);
-    top[kPage] = 1;
-    sbrk(-static_cast<int>(kPage));
-    store_byte(reinterpret_cast<unsigned long>(top) + kPage);
+    char *top = sbrk(2 * PAGE);
+    top[PAGE] = 1;
+    sbrk(-static_cast<int>(PAGE));
+    store_byte(reinterpret_cast<unsigned long>(top) + PAGE);
   });
   // Below the break all is well, even in the last byte.
   store_byte(end - 1, 'z');
@@ -80,23 +80,23 @@ void test_sbrkoom() {
   int fds[2];
   CHECK(pipe(fds) == 0, "pipe failed");
   int pid = spawn([&] {
-    constexpr int kStep = 1 << 20;
+    constexpr int STEP = 1 << 20;
     unsigned long start = brk();
     long grown = 0;
     for (;;) {
       unsigned long old = brk();
-      char *p = sbrk(kStep);
+      char *p = sbrk(STEP);
       if (sbrk_failed(p)) {
         CHECK(brk() == old, "a failed sbrk moved the break from %lx to %lx", old, brk());
         break;
       }
       // Touch every page, so that a kernel that handed out pages twice would show it.
-      for (long i = 0; i < kStep; i += kPage) p[i] = static_cast<char>(i / kPage);
-      grown += kStep;
+      for (long i = 0; i < STEP; i += PAGE) p[i] = static_cast<char>(i / PAGE);
+      grown += STEP;
     }
     // All of it is still there.
     char *heap = reinterpret_cast<char *>(start);
-    for (long i = 0; i < grown; i += kStep) {
+    for (long i = 0; i < grown; i += STEP) {
       CHECK(heap[i] == 0, "heap page at %ld lost its value", i);
     }
     // A grab far beyond memory fails in one go too, and leaves the break alone.
@@ -113,14 +113,14 @@ void test_sbrkoom() {
   close(fds[1]);
   // The eater's own page tables and kernel stack, and every other process, hold some of
   // what was free; most of it must have been handed out, whatever the machine's size.
-  long free_mb = before * static_cast<long>(kPage) >> 20;
+  long free_mb = before * static_cast<long>(PAGE) >> 20;
   CHECK(mb >= free_mb * 3 / 4, "only %ld MB could be allocated of the %ld MB free", mb, free_mb);
   // A single huge request in a process with memory to spare fails without allocating.
   pid = spawn([] {
     unsigned long old = brk();
     CHECK(sbrk_failed(sbrk(0x7fffffff)), "sbrk(2 GB) did not fail");
     CHECK(brk() == old, "a failed sbrk(2 GB) moved the break");
-    CHECK(!sbrk_failed(sbrk(kPage)), "sbrk(one page) failed after a failed big one");
+    CHECK(!sbrk_failed(sbrk(PAGE)), "sbrk(one page) failed after a failed big one");
   });
   expect_ok(pid, "big sbrk");
   long after = free_pages();
@@ -132,7 +132,7 @@ namespace {
 // Grows this process's heap until the kernel has no page left. Returns the bytes grown.
 long eat_all_memory() {
   long grown = 0;
-  for (int step = 1 << 20; step >= static_cast<int>(kPage); step /= 16) {
+  for (int step = 1 << 20; step >= static_cast<int>(PAGE); step /= 16) {
     while (!sbrk_failed(sbrk(step))) grown += step;
   }
   return grown;
@@ -147,7 +147,7 @@ void test_oompaths() {
   CHECK(before > 0, "cannot read /proc/meminfo");
   int pid = spawn([before] {
     long grown = eat_all_memory();
-    long free_bytes = before * static_cast<long>(kPage);
+    long free_bytes = before * static_cast<long>(PAGE);
     CHECK(grown > free_bytes * 3 / 4, "only %ld bytes could be allocated of the %ld free", grown,
           free_bytes);
     int fds[2];
@@ -161,7 +161,7 @@ void test_oompaths() {
     CHECK(exec("/usertests", argv) == -1, "exec with no free memory succeeded");
     CHECK(free_pages() <= 0, "/proc/meminfo says pages are free after memory ran out");
     // Give back a little: enough for each of these, one at a time.
-    sbrk(-static_cast<int>(64 * kPage));
+    sbrk(-static_cast<int>(64 * PAGE));
     CHECK(pipe(fds) == 0, "pipe failed after memory was given back");
     close(fds[0]);
     close(fds[1]);
@@ -169,7 +169,7 @@ void test_oompaths() {
     if (child == 0) exit(0);
     // The child would need a copy of everything this process holds: it cannot fit.
     CHECK(child == -1, "fork of a process bigger than free memory succeeded");
-    sbrk(-static_cast<int>(grown - 64 * kPage));
+    sbrk(-static_cast<int>(grown - 64 * PAGE));
     child = fork();
     CHECK(child >= 0, "fork failed after all memory was given back");
     if (child == 0) exit(9);
@@ -210,7 +210,7 @@ namespace {
 
 void test_stackguard() {
   unsigned long guard = guard_page();
-  expect_killed("store into the guard page", [guard] { store_byte(guard + kPage - 8); });
+  expect_killed("store into the guard page", [guard] { store_byte(guard + PAGE - 8); });
   expect_killed("load from the guard page", [guard] { load_byte(guard); });
   expect_killed("unbounded recursion", [] { recurse(0); });
   // The whole stack page itself is usable.
@@ -232,9 +232,9 @@ void test_textwrite() {
   (void)first;
   expect_killed("store into text", [text] { store_byte(text, 0x13); });
   expect_killed("store at address 0", [] { store_byte(0); });
-  expect_killed("load from the kernel", [] { load_byte(kKernelBase); });
-  expect_killed("store into the kernel", [] { store_byte(kKernelBase + 0x200000); });
-  expect_killed("load at MAXVA", [] { load_byte(kMaxVa); });
+  expect_killed("load from the kernel", [] { load_byte(KERNEL_BASE); });
+  expect_killed("store into the kernel", [] { store_byte(KERNEL_BASE + 0x200000); });
+  expect_killed("load at MAXVA", [] { load_byte(MAX_VA); });
   expect_killed("load from all ones", [] { load_byte(~0UL); });
   CHECK(main_marker() == 42, "text changed");
 }

@@ -12,26 +12,26 @@ namespace ut {
 
 // 300 KB through a pipe in writes and reads of random sizes: the same bytes arrive.
 void test_pipebig() {
-  constexpr long kTotal = 300 * 1024;
-  constexpr unsigned long kSeed = 0xfeedbeef;
+  constexpr long TOTAL = 300 * 1024;
+  constexpr unsigned long SEED = 0xfeedbeef;
   int fds[2];
   CHECK(pipe(fds) == 0, "pipe failed");
   int pid = spawn([&] {
     close(fds[0]);
-    Rng rng{kSeed};
-    Rng sizes{kSeed + 1};
+    Rng rng{SEED};
+    Rng sizes{SEED + 1};
     long sent = 0;
-    while (sent < kTotal) {
+    while (sent < TOTAL) {
       int n = 1 + static_cast<int>(sizes.below(sizeof(scratch)));
-      if (n > kTotal - sent) n = static_cast<int>(kTotal - sent);
+      if (n > TOTAL - sent) n = static_cast<int>(TOTAL - sent);
       for (int i = 0; i < n; i++) scratch[i] = static_cast<char>(rng.next() >> 56);
       write_exact(fds[1], scratch, n, "pipe writer");
       sent += n;
     }
   });
   close(fds[1]);
-  Rng rng{kSeed};
-  Rng sizes{kSeed + 2};
+  Rng rng{SEED};
+  Rng sizes{SEED + 2};
   long received = 0;
   for (;;) {
     int n = read(fds[0], scratch2, 1 + static_cast<int>(sizes.below(sizeof(scratch2))));
@@ -42,9 +42,9 @@ void test_pipebig() {
       CHECK(scratch2[i] == want, "byte %ld: got %d, sent %d", received + i, scratch2[i], want);
     }
     received += n;
-    CHECK(received <= kTotal, "read more bytes than were written");
+    CHECK(received <= TOTAL, "read more bytes than were written");
   }
-  CHECK(received == kTotal, "received %ld of %ld bytes", received, kTotal);
+  CHECK(received == TOTAL, "received %ld of %ld bytes", received, TOTAL);
   close(fds[0]);
   expect_ok(pid, "pipe writer");
 }
@@ -53,39 +53,39 @@ void test_pipebig() {
 // one byte may be interleaved with other writers' when the pipe fills, so only the
 // count of each writer's bytes is checked, along with a checksum of their sum.
 void test_pipewriters() {
-  constexpr int kWriters = 6;
-  constexpr int kPerWriter = 20000;
+  constexpr int WRITERS = 6;
+  constexpr int PER_WRITER = 20000;
   int fds[2];
   CHECK(pipe(fds) == 0, "pipe failed");
-  int pids[kWriters];
-  for (int w = 0; w < kWriters; w++) {
+  int pids[WRITERS];
+  for (int w = 0; w < WRITERS; w++) {
     pids[w] = spawn([&, w] {
       close(fds[0]);
       char chunk[50];
       memset(chunk, 'A' + w, sizeof(chunk));
-      for (int sent = 0; sent < kPerWriter; sent += sizeof(chunk)) {
+      for (int sent = 0; sent < PER_WRITER; sent += sizeof(chunk)) {
         write_exact(fds[1], chunk, sizeof(chunk), "writer");
       }
     });
   }
   close(fds[1]);
-  long counts[kWriters] = {};
+  long counts[WRITERS] = {};
   for (;;) {
     int n = read(fds[0], scratch, 1000);
     CHECK(n >= 0, "read returned %d", n);
     if (n == 0) break;
     for (int i = 0; i < n; i++) {
       int w = scratch[i] - 'A';
-      CHECK(w >= 0 && w < kWriters, "a byte no writer wrote: %d", scratch[i]);
+      CHECK(w >= 0 && w < WRITERS, "a byte no writer wrote: %d", scratch[i]);
       counts[w]++;
     }
   }
   close(fds[0]);
-  for (int w = 0; w < kWriters; w++) {
-    CHECK(counts[w] == kPerWriter, "writer %d: %ld bytes arrived, %d sent", w, counts[w],
-          kPerWriter);
+  for (int w = 0; w < WRITERS; w++) {
+    CHECK(counts[w] == PER_WRITER, "writer %d: %ld bytes arrived, %d sent", w, counts[w],
+          PER_WRITER);
   }
-  expect_all_ok(pids, kWriters, "writer");
+  expect_all_ok(pids, WRITERS, "writer");
 }
 
 // Writes with no reader fail, including a writer already blocked when the reader leaves.

@@ -19,8 +19,8 @@ namespace ut {
 
 // exit(status) must reach the parent's wait unchanged, for any int.
 void test_exitwait() {
-  constexpr int kStatuses[] = {0, 1, 42, 255, 256, -7, 123456, -2147483647};
-  for (int want : kStatuses) {
+  constexpr int STATUSES[] = {0, 1, 42, 255, 256, -7, 123456, -2147483647};
+  for (int want : STATUSES) {
     int pid = spawn([want] { exit(want); });
     int status = 12345;
     int got = wait(&status);
@@ -40,7 +40,7 @@ void test_exitwait() {
   if (pid == 0) {
     char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"), nullptr};
     exec("/usertests", argv);
-    exit(kSurvivedStatus);
+    exit(SURVIVED_STATUS);
   }
   status = reap(pid);
   CHECK(status == 2, "main of a program exec'd with 2 arguments returned %d", status);
@@ -77,12 +77,12 @@ void test_forkfull() {
 
 // Several processes forking and reaping at full speed, on every hart at once.
 void test_forkstorm() {
-  constexpr int kWorkers = 4;
-  constexpr int kRounds = 150;
-  int pids[kWorkers];
-  for (int w = 0; w < kWorkers; w++) {
+  constexpr int WORKERS = 4;
+  constexpr int ROUNDS = 150;
+  int pids[WORKERS];
+  for (int w = 0; w < WORKERS; w++) {
     pids[w] = spawn([] {
-      for (int i = 0; i < kRounds; i++) {
+      for (int i = 0; i < ROUNDS; i++) {
         int pid = fork();
         if (pid < 0) continue;  // the table may be momentarily full: that is allowed
         if (pid == 0) exit(i & 0x7f);
@@ -92,14 +92,14 @@ void test_forkstorm() {
       }
     });
   }
-  expect_all_ok(pids, kWorkers, "fork worker");
+  expect_all_ok(pids, WORKERS, "fork worker");
 }
 
 // Orphans go to init, which reaps them. Done many more times than NPROC: if orphans were
 // not reaped their slots would run out, and if they were given to us we would see them.
 void test_reparent() {
-  constexpr int kRounds = 3 * NPROC;
-  for (int i = 0; i < kRounds; i++) {
+  constexpr int ROUNDS = 3 * NPROC;
+  for (int i = 0; i < ROUNDS; i++) {
     int pid = spawn([i] {
       int grandchild = fork();
       if (grandchild < 0) exit(1);
@@ -124,8 +124,8 @@ void test_reparent() {
 // child. Every grandchild is an orphan that only init's wait() frees, so the test checks
 // that orphans are reaped as fast as they are made: a fork fails if zombies fill the table.
 void test_orphanstorm() {
-  constexpr int kRounds = 500;
-  for (int i = 0; i < kRounds; i++) {
+  constexpr int ROUNDS = 500;
+  for (int i = 0; i < ROUNDS; i++) {
     int pid = fork();
     CHECK(pid >= 0, "round %d: fork returned -1", i);
     if (pid == 0) {
@@ -153,8 +153,8 @@ void test_killrunning() {
 // kill of a process in sleep(): it must wake up and die, long before the sleep would end.
 void test_killsleeping() {
   int pid = spawn([] {
-    sleep(1000 * kTicksPerSecond);
-    exit(kSurvivedStatus);
+    sleep(1000 * TICKS_PER_SECOND);
+    exit(SURVIVED_STATUS);
   });
   sleep(3);
   int start = uptime();
@@ -162,7 +162,7 @@ void test_killsleeping() {
   int status = reap(pid);
   int took = uptime() - start;
   CHECK(status == -1, "killed sleeper exited with %d", status);
-  CHECK(took < 5 * kTicksPerSecond, "killed sleeper took %d ticks to die", took);
+  CHECK(took < 5 * TICKS_PER_SECOND, "killed sleeper took %d ticks to die", took);
 }
 
 // kill of a process blocked in wait() for a child that is not about to exit.
@@ -172,12 +172,12 @@ void test_killwaiting() {
   int pid = spawn([&] {
     int grandchild = fork();
     if (grandchild == 0) {
-      sleep(1000 * kTicksPerSecond);
+      sleep(1000 * TICKS_PER_SECOND);
       exit(0);
     }
     write(fds[1], &grandchild, sizeof(grandchild));
     wait(nullptr);
-    exit(kSurvivedStatus);
+    exit(SURVIVED_STATUS);
   });
   int grandchild = 0;
   read_exact(fds[0], &grandchild, sizeof(grandchild), "grandchild's pid");
@@ -188,7 +188,7 @@ void test_killwaiting() {
   CHECK(kill(pid) == 0, "kill(%d) failed", pid);
   int status = reap(pid);
   CHECK(status == -1, "killed waiter exited with %d", status);
-  CHECK(uptime() - start < 5 * kTicksPerSecond, "killed waiter took too long to die");
+  CHECK(uptime() - start < 5 * TICKS_PER_SECOND, "killed waiter took too long to die");
   // Its child, now an orphan, would sleep for 1000 s before init could reap it.
   CHECK(grandchild > 0 && kill(grandchild) == 0, "the orphan %d is gone already", grandchild);
 }
@@ -201,14 +201,14 @@ void test_killpipe() {
   int reader = spawn([&] {
     char c;
     read(fds[0], &c, 1);
-    exit(kSurvivedStatus);
+    exit(SURVIVED_STATUS);
   });
   // The writer: nobody reads, so it blocks when the pipe is full.
   int other[2];
   CHECK(pipe(other) == 0, "pipe failed");
   int writer = spawn([&] {
     for (;;) {
-      if (write(other[1], scratch, sizeof(scratch)) < 0) exit(kSurvivedStatus);
+      if (write(other[1], scratch, sizeof(scratch)) < 0) exit(SURVIVED_STATUS);
     }
   });
   sleep(3);
@@ -222,7 +222,7 @@ void test_killpipe() {
     CHECK(got == reader || got == writer, "wait returned %d", got);
     statuses[got == reader ? 0 : 1] = status;
   }
-  CHECK(uptime() - start < 5 * kTicksPerSecond, "killed pipe users took too long to die");
+  CHECK(uptime() - start < 5 * TICKS_PER_SECOND, "killed pipe users took too long to die");
   CHECK(statuses[0] == -1, "killed reader exited with %d", statuses[0]);
   CHECK(statuses[1] == -1, "killed writer exited with %d", statuses[1]);
   close(fds[0]);
@@ -235,13 +235,13 @@ void test_killpipe() {
 // execs, while it makes pipes and files and grows its heap. Each victim must end, with
 // status -1 or its own, and nothing may be left behind (the runner checks the pages).
 void test_killstorm() {
-  constexpr int kVictims = 60;
+  constexpr int VICTIMS = 60;
   char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"),
                   const_cast<char *>("xyz"), nullptr};
-  for (int i = 0; i < kVictims; i++) {
+  for (int i = 0; i < VICTIMS; i++) {
     int pid = spawn([&, i] {
       switch (i % 4) {
-        case 0: exec("/usertests", argv); exit(kSurvivedStatus);
+        case 0: exec("/usertests", argv); exit(SURVIVED_STATUS);
         case 1:
           for (;;) {
             int fds[2];
@@ -259,10 +259,10 @@ void test_killstorm() {
           }
         default:
           for (;;) {
-            char *p = sbrk(64 * kPage);
+            char *p = sbrk(64 * PAGE);
             if (!sbrk_failed(p)) {
               p[0] = 1;
-              sbrk(-static_cast<int>(64 * kPage));
+              sbrk(-static_cast<int>(64 * PAGE));
             }
           }
       }
@@ -284,7 +284,7 @@ void test_killself() {
     // The kill takes effect at the latest when the call returns to user space, so this
     // loop must never finish.
     for (int i = 0; i < 100; i++) getpid();
-    exit(kSurvivedStatus);
+    exit(SURVIVED_STATUS);
   });
   int status = reap(pid);
   CHECK(status == -1, "a process that killed itself exited with %d", status);
@@ -322,14 +322,14 @@ void test_pids() {
 
 // A forked child has a copy of the parent's memory, not a share of it.
 void test_forkcopy() {
-  char *heap = sbrk(3 * kPage);
+  char *heap = sbrk(3 * PAGE);
   CHECK(!sbrk_failed(heap), "sbrk failed");
-  for (unsigned long i = 0; i < 3 * kPage; i++) heap[i] = static_cast<char>(i * 7);
+  for (unsigned long i = 0; i < 3 * PAGE; i++) heap[i] = static_cast<char>(i * 7);
   scratch[100] = 'p';
   int fds[2];
   CHECK(pipe(fds) == 0, "pipe failed");
   int pid = spawn([&] {
-    for (unsigned long i = 0; i < 3 * kPage; i++) {
+    for (unsigned long i = 0; i < 3 * PAGE; i++) {
       CHECK(heap[i] == static_cast<char>(i * 7), "child's heap differs at %lu", i);
     }
     CHECK(scratch[100] == 'p', "child's data differs");

@@ -7,7 +7,7 @@
 // nothing else with it: the runner only looks at how the child ended.
 //
 //   exit status 0             the test passed
-//   exit status kFailStatus   the test failed and has already said why (TEST_FAIL)
+//   exit status FAIL_STATUS   the test failed and has already said why (TEST_FAIL)
 //   anything else             the test died unexpectedly (-1: the kernel killed it)
 //
 // A test says what went wrong with TEST_FAIL(fmt, ...), which prints one line
@@ -38,12 +38,12 @@
 
 namespace ut {
 
-constexpr int kFailStatus = 97;      // a test that reported its own failure
-constexpr int kSurvivedStatus = 55;  // a child that should have been killed but was not
-constexpr unsigned long kPage = 4096;
-constexpr unsigned long kMaxVa = 1UL << 38;
-constexpr unsigned long kKernelBase = 0x80000000UL;
-constexpr int kTicksPerSecond = 10;
+constexpr int FAIL_STATUS = 97;      // a test that reported its own failure
+constexpr int SURVIVED_STATUS = 55;  // a child that should have been killed but was not
+constexpr unsigned long PAGE = 4096;
+constexpr unsigned long MAX_VA = 1UL << 38;
+constexpr unsigned long KERNEL_BASE = 0x80000000UL;
+constexpr int TICKS_PER_SECOND = 10;
 
 // The name of the test running in this process (set by the runner before it forks).
 extern const char *current_test;
@@ -97,7 +97,7 @@ template <typename F>
 void expect_killed(const char *what, F fn) {
   int pid = spawn([&] {
     fn();
-    exit(kSurvivedStatus);
+    exit(SURVIVED_STATUS);
   });
   int status = reap(pid);
   CHECK(status == -1, "%s: child exit status %d, expected -1 (killed)", what, status);
@@ -145,7 +145,7 @@ char *numbered(char *out, const char *prefix, int i);
 
 // An order-dependent checksum (FNV-1a), to compare data sent with data received.
 unsigned fnv(unsigned h, const void *data, int n);
-constexpr unsigned kFnvStart = 2166136261u;
+constexpr unsigned FNV_START = 2166136261u;
 
 // ---- The tests, one family a file -----------------------------------------------------------
 
