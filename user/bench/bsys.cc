@@ -81,11 +81,11 @@ unsigned long rdinstret() {
 // A measurement: construct it right after settle(), call insns() at the end.
 class Stopwatch {
  public:
-  Stopwatch() : start_(rdinstret()) {}
-  unsigned long insns() const { return rdinstret() - start_; }
+  Stopwatch() : m_start(rdinstret()) {}
+  unsigned long insns() const { return rdinstret() - m_start; }
 
  private:
-  unsigned long start_;
+  unsigned long m_start;
 };
 
 void reap(int pid) {
@@ -97,7 +97,7 @@ void reap(int pid) {
 class Pipe {
  public:
   Pipe() {
-    if (pipe(fds_) < 0) fail("pipe failed");
+    if (pipe(m_fds) < 0) fail("pipe failed");
   }
   ~Pipe() {
     close_read();
@@ -106,19 +106,19 @@ class Pipe {
   Pipe(const Pipe &) = delete;
   Pipe &operator=(const Pipe &) = delete;
 
-  int rd() const { return fds_[0]; }
-  int wr() const { return fds_[1]; }
+  int rd() const { return m_fds[0]; }
+  int wr() const { return m_fds[1]; }
   void close_read() {
-    if (fds_[0] >= 0) close(fds_[0]);
-    fds_[0] = -1;
+    if (m_fds[0] >= 0) close(m_fds[0]);
+    m_fds[0] = -1;
   }
   void close_write() {
-    if (fds_[1] >= 0) close(fds_[1]);
-    fds_[1] = -1;
+    if (m_fds[1] >= 0) close(m_fds[1]);
+    m_fds[1] = -1;
   }
 
  private:
-  int fds_[2];
+  int m_fds[2];
 };
 
 }  // namespace
@@ -341,26 +341,26 @@ struct ProfileShape {
 
 class Counter {
  public:
-  explicit Counter(const char *pattern) : pattern_(pattern), len_(strlen(pattern)) {}
+  explicit Counter(const char *pattern) : m_pattern(pattern), m_len(strlen(pattern)) {}
 
   // Feed one byte; true when it completes an occurrence. (The patterns used here cannot
   // overlap themselves, so restarting at their first byte is enough.)
   bool feed(char c) {
-    if (c == pattern_[at_]) {
-      if (++at_ == len_) {
-        at_ = 0;
+    if (c == m_pattern[m_at]) {
+      if (++m_at == m_len) {
+        m_at = 0;
         return true;
       }
       return false;
     }
-    at_ = c == pattern_[0] ? 1 : 0;
+    m_at = c == m_pattern[0] ? 1 : 0;
     return false;
   }
 
  private:
-  const char *pattern_;
-  int len_;
-  int at_ = 0;
+  const char *m_pattern;
+  int m_len;
+  int m_at = 0;
 };
 
 ProfileShape profile_shape() {
@@ -387,18 +387,18 @@ ProfileShape profile_shape() {
 // which is a fixed point once the caller has aligned to a tick.
 class ProfiledSection {
  public:
-  explicit ProfiledSection(int hz) : on_(hz > 0) {
-    if (!on_) return;
+  explicit ProfiledSection(int hz) : m_on(hz > 0) {
+    if (!m_on) return;
     if (profile(getpid(), PROF_ON, 0) < 0) fail("cannot profile myself");
   }
   ~ProfiledSection() {
-    if (on_) profile(getpid(), PROF_OFF, 0);
+    if (m_on) profile(getpid(), PROF_OFF, 0);
   }
   ProfiledSection(const ProfiledSection &) = delete;
   ProfiledSection &operator=(const ProfiledSection &) = delete;
 
  private:
-  bool on_;
+  bool m_on;
 };
 
 // Start from an empty profile at `hz` (or at the default rate, for an unprofiled run, so that

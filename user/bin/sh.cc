@@ -150,10 +150,10 @@ class Parser {
   }
 
  private:
-  int pos_ = 0;
+  int m_pos = 0;
 
-  Tok peek() const { return tokens[pos_].kind; }
-  Token &next() { return tokens[pos_++]; }
+  Tok peek() const { return tokens[m_pos].kind; }
+  Token &next() { return tokens[m_pos++]; }
 
   // Converts to a null pointer of whatever type the caller returns.
   struct Failure {

@@ -13,20 +13,20 @@
 
 namespace {
 
-// Where formatted text goes: a file descriptor, through buf_, or a string of cap bytes.
+// Where formatted text goes: a file descriptor, through m_buf, or a string of cap bytes.
 class Output {
  public:
-  explicit Output(int fd) : fd_(fd) {}
-  Output(char *dst, int cap) : dst_(dst), cap_(cap) {}
+  explicit Output(int fd) : m_fd(fd) {}
+  Output(char *dst, int cap) : m_dst(dst), m_cap(cap) {}
 
   void put(char c) {
-    if (dst_ != nullptr) {
-      if (total_ + 1 < cap_) dst_[total_] = c;
+    if (m_dst != nullptr) {
+      if (m_total + 1 < m_cap) m_dst[m_total] = c;
     } else {
-      if (len_ == sizeof(buf_)) flush();
-      buf_[len_++] = c;
+      if (m_len == sizeof(m_buf)) flush();
+      m_buf[m_len++] = c;
     }
-    total_++;
+    m_total++;
   }
 
   void put_n(char c, int count) {
@@ -35,23 +35,23 @@ class Output {
 
   // Writes out what is buffered; a string is terminated instead (cut to cap - 1 bytes).
   void flush() {
-    if (dst_ != nullptr) {
-      if (cap_ > 0) dst_[total_ < cap_ ? total_ : cap_ - 1] = '\0';
+    if (m_dst != nullptr) {
+      if (m_cap > 0) m_dst[m_total < m_cap ? m_total : m_cap - 1] = '\0';
       return;
     }
-    if (len_ > 0) write(fd_, buf_, len_);
-    len_ = 0;
+    if (m_len > 0) write(m_fd, m_buf, m_len);
+    m_len = 0;
   }
 
-  int total() const { return total_; }
+  int total() const { return m_total; }
 
  private:
-  int fd_ = -1;
-  char *dst_ = nullptr;
-  int cap_ = 0;
-  int len_ = 0;
-  int total_ = 0;
-  char buf_[128];
+  int m_fd = -1;
+  char *m_dst = nullptr;
+  int m_cap = 0;
+  int m_len = 0;
+  int m_total = 0;
+  char m_buf[128];
 };
 
 // How one conversion asked to be laid out.

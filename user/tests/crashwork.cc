@@ -69,11 +69,11 @@ constexpr int TOP_DIR = -1;
 // splitmix64: small, fast, and good enough to make a varied workload from a seed.
 class Random {
  public:
-  explicit Random(uint64 seed) : state_(seed) {}
+  explicit Random(uint64 seed) : m_state(seed) {}
 
   uint64 next() {
-    state_ += 0x9e3779b97f4a7c15ul;
-    uint64 z = state_;
+    m_state += 0x9e3779b97f4a7c15ul;
+    uint64 z = m_state;
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ul;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebul;
     return z ^ (z >> 31);
@@ -86,7 +86,7 @@ class Random {
   uint between(uint lo, uint hi) { return lo + below(hi - lo + 1); }
 
  private:
-  uint64 state_;
+  uint64 m_state;
 };
 
 // A path being put together, always NUL-terminated. Every name this program makes is far
@@ -94,8 +94,8 @@ class Random {
 class Path {
  public:
   Path &add(const char *s) {
-    while (*s != '\0' && len_ + 1 < MAXPATH) text_[len_++] = *s++;
-    text_[len_] = '\0';
+    while (*s != '\0' && m_len + 1 < MAXPATH) m_text[m_len++] = *s++;
+    m_text[m_len] = '\0';
     return *this;
   }
 
@@ -105,11 +105,11 @@ class Path {
     return add(digits);
   }
 
-  const char *str() const { return text_; }
+  const char *str() const { return m_text; }
 
  private:
-  char text_[MAXPATH] = {};
-  uint len_ = 0;
+  char m_text[MAXPATH] = {};
+  uint m_len = 0;
 };
 
 // What the worker knows about one of its file slots. The disk must agree with it at all

@@ -7,20 +7,20 @@ namespace prof {
 
 void ProfileParser::skip_space() {
   for (;;) {
-    int c = in_.peek();
+    int c = m_in.peek();
     if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
-    in_.get();
+    m_in.get();
   }
 }
 
 bool ProfileParser::expect(char want) {
   skip_space();
-  return in_.get() == want;
+  return m_in.get() == want;
 }
 
 bool ProfileParser::at_end() {
   skip_space();
-  return in_.peek() < 0;
+  return m_in.peek() < 0;
 }
 
 // A string into buf (cut to cap-1 bytes, always terminated). Escapes are decoded; a \u
@@ -29,11 +29,11 @@ bool ProfileParser::string(char *buf, int cap) {
   if (!expect('"')) return false;
   int n = 0;
   for (;;) {
-    int c = in_.get();
+    int c = m_in.get();
     if (c < 0 || c < 0x20) return false;  // control bytes must be escaped
     if (c == '"') break;
     if (c == '\\') {
-      c = in_.get();
+      c = m_in.get();
       switch (c) {
         case '"': case '\\': case '/': break;
         case 'b': c = '\b'; break;
@@ -44,7 +44,7 @@ bool ProfileParser::string(char *buf, int cap) {
         case 'u': {
           int code = 0;
           for (int i = 0; i < 4; i++) {
-            int h = in_.get();
+            int h = m_in.get();
             int v = h >= '0' && h <= '9'   ? h - '0'
                     : h >= 'a' && h <= 'f' ? h - 'a' + 10
                     : h >= 'A' && h <= 'F' ? h - 'A' + 10
@@ -68,12 +68,12 @@ bool ProfileParser::string(char *buf, int cap) {
 // A non-negative integer. Numbers of other forms are only ever skipped (skip_value).
 bool ProfileParser::number(unsigned long *out) {
   skip_space();
-  int c = in_.peek();
+  int c = m_in.peek();
   if (c < '0' || c > '9') return false;
   unsigned long v = 0;
   while (c >= '0' && c <= '9') {
-    v = v * 10 + (in_.get() - '0');
-    c = in_.peek();
+    v = v * 10 + (m_in.get() - '0');
+    c = m_in.peek();
   }
   *out = v;
   return true;
@@ -81,13 +81,13 @@ bool ProfileParser::number(unsigned long *out) {
 
 bool ProfileParser::literal(const char *word) {
   for (; *word != '\0'; word++)
-    if (in_.get() != *word) return false;
+    if (m_in.get() != *word) return false;
   return true;
 }
 
 bool ProfileParser::boolean(bool *out) {
   skip_space();
-  if (in_.peek() == 't') {
+  if (m_in.peek() == 't') {
     *out = true;
     return literal("true");
   }
@@ -99,32 +99,32 @@ bool ProfileParser::boolean(bool *out) {
 bool ProfileParser::skip_value(int depth) {
   if (depth > 16) return false;
   skip_space();
-  int c = in_.peek();
+  int c = m_in.peek();
   if (c == '"') return string(nullptr, 0);
   if (c == 't') return literal("true");
   if (c == 'f') return literal("false");
   if (c == 'n') return literal("null");
   if (c == '{' || c == '[') {
     char close = c == '{' ? '}' : ']';
-    in_.get();
+    m_in.get();
     skip_space();
-    if (in_.peek() == close) {
-      in_.get();
+    if (m_in.peek() == close) {
+      m_in.get();
       return true;
     }
     for (;;) {
       if (close == '}' && !(string(nullptr, 0) && expect(':'))) return false;
       if (!skip_value(depth + 1)) return false;
       skip_space();
-      int next = in_.get();
+      int next = m_in.get();
       if (next == close) return true;
       if (next != ',') return false;
     }
   }
   if (c == '-' || (c >= '0' && c <= '9')) {
     while ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E') {
-      in_.get();
-      c = in_.peek();
+      m_in.get();
+      c = m_in.peek();
     }
     return true;
   }
@@ -137,15 +137,15 @@ template <typename Member>
 bool ProfileParser::object(Member &&member) {
   if (!expect('{')) return false;
   skip_space();
-  if (in_.peek() == '}') {
-    in_.get();
+  if (m_in.peek() == '}') {
+    m_in.get();
     return true;
   }
   for (;;) {
     char key[16];
     if (!string(key, sizeof(key)) || !expect(':') || !member(key)) return false;
     skip_space();
-    int c = in_.get();
+    int c = m_in.get();
     if (c == '}') return true;
     if (c != ',') return false;
   }
@@ -164,8 +164,8 @@ bool ProfileParser::frame(Frame &f) {
 bool ProfileParser::frames(Sample &s) {
   if (!expect('[')) return false;
   skip_space();
-  if (in_.peek() == ']') {
-    in_.get();
+  if (m_in.peek() == ']') {
+    m_in.get();
     return true;
   }
   for (;;) {
@@ -176,7 +176,7 @@ bool ProfileParser::frames(Sample &s) {
     if (!frame(f)) return false;
     if (s.nframes < MAX_FRAMES) s.nframes++;
     skip_space();
-    int c = in_.get();
+    int c = m_in.get();
     if (c == ']') return true;
     if (c != ',') return false;
   }

@@ -35,7 +35,7 @@ struct Sample {
 // false on malformed input; the caller reports where.
 class ProfileParser {
  public:
-  ProfileParser(Stream &in, Sample &scratch) : in_(in), sample_(scratch) {}
+  ProfileParser(Stream &in, Sample &scratch) : m_in(in), m_sample(scratch) {}
 
   // Calls visit(sample) for each sample in the array. False if the text is not a valid
   // profile.
@@ -57,8 +57,8 @@ class ProfileParser {
   bool frames(Sample &s);
   bool sample(Sample &s);
 
-  Stream &in_;
-  Sample &sample_;  // reused for every sample: the parser holds one at a time
+  Stream &m_in;
+  Sample &m_sample;  // reused for every sample: the parser holds one at a time
 };
 
 // A template, so its body is here rather than in json.cc.
@@ -66,15 +66,15 @@ template <typename Visit>
 bool ProfileParser::each_sample(Visit &&visit) {
   if (!expect('[')) return false;
   skip_space();
-  if (in_.peek() == ']') {
-    in_.get();
+  if (m_in.peek() == ']') {
+    m_in.get();
     return at_end();
   }
   for (;;) {
-    if (!sample(sample_)) return false;
-    visit(static_cast<const Sample &>(sample_));
+    if (!sample(m_sample)) return false;
+    visit(static_cast<const Sample &>(m_sample));
     skip_space();
-    int c = in_.get();
+    int c = m_in.get();
     if (c == ']') return at_end();
     if (c != ',') return false;
   }

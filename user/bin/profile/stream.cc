@@ -6,28 +6,28 @@
 namespace prof {
 
 int Stream::peek() {
-  if (pos_ == len_ && !fill()) return -1;
-  return static_cast<unsigned char>(buf_[pos_]);
+  if (m_pos == m_len && !fill()) return -1;
+  return static_cast<unsigned char>(m_buf[m_pos]);
 }
 
 int Stream::get() {
   int c = peek();
   if (c >= 0) {
-    pos_++;
-    offset_++;
+    m_pos++;
+    m_offset++;
   }
   return c;
 }
 
 bool Stream::fill() {
-  if (eof_) return false;
-  int n = read(fd_, buf_, sizeof(buf_));
+  if (m_eof) return false;
+  int n = read(m_fd, m_buf, sizeof(m_buf));
   if (n <= 0) {
-    eof_ = true;
+    m_eof = true;
     return false;
   }
-  len_ = n;
-  pos_ = 0;
+  m_len = n;
+  m_pos = 0;
   return true;
 }
 

@@ -11,24 +11,24 @@ namespace prof {
 // small on purpose: /proc/profile renders what each read asks for, so any size works.
 class Stream {
  public:
-  explicit Stream(int fd) : fd_(fd) {}
+  explicit Stream(int fd) : m_fd(fd) {}
 
   // The next byte without consuming it, or -1 at the end of the file (or on an error).
   int peek();
   // The next byte, consumed, or -1 at the end.
   int get();
   // How many bytes have been consumed: where a parse error was found.
-  unsigned long offset() const { return offset_; }
+  unsigned long offset() const { return m_offset; }
 
  private:
   bool fill();
 
-  int fd_;
-  char buf_[512];
-  int len_ = 0;
-  int pos_ = 0;
-  unsigned long offset_ = 0;
-  bool eof_ = false;
+  int m_fd;
+  char m_buf[512];
+  int m_len = 0;
+  int m_pos = 0;
+  unsigned long m_offset = 0;
+  bool m_eof = false;
 };
 
 }  // namespace prof

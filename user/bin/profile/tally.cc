@@ -7,16 +7,16 @@
 namespace prof {
 
 bool Tally::init() {
-  slots_ = static_cast<FunctionCount *>(malloc(SLOTS * sizeof(FunctionCount)));
-  if (slots_ == nullptr) return false;
-  for (int i = 0; i < SLOTS; i++) slots_[i] = FunctionCount{};
-  overflow_.name = "(other functions)";
+  m_slots = static_cast<FunctionCount *>(malloc(SLOTS * sizeof(FunctionCount)));
+  if (m_slots == nullptr) return false;
+  for (int i = 0; i < SLOTS; i++) m_slots[i] = FunctionCount{};
+  m_overflow.name = "(other functions)";
   return true;
 }
 
 void Tally::add(const Sample &s) {
   if (s.nframes == 0) return;
-  int serial = samples_++;
+  int serial = m_samples++;
   find(s.frames[0])->self++;
   for (int i = 0; i < s.nframes; i++) {
     FunctionCount *f = find(s.frames[i]);
@@ -28,12 +28,12 @@ void Tally::add(const Sample &s) {
 }
 
 void Tally::print_top(int n) {
-  FunctionCount **order = static_cast<FunctionCount **>(malloc((used_ + 1) * sizeof(void *)));
+  FunctionCount **order = static_cast<FunctionCount **>(malloc((m_used + 1) * sizeof(void *)));
   if (order == nullptr) fail("out of memory");
   int count = 0;
   for (int i = 0; i < SLOTS; i++)
-    if (slots_[i].name != nullptr) order[count++] = &slots_[i];
-  if (overflow_.incl > 0) order[count++] = &overflow_;
+    if (m_slots[i].name != nullptr) order[count++] = &m_slots[i];
+  if (m_overflow.incl > 0) order[count++] = &m_overflow;
   if (n > count) n = count;
   // A selection sort of the first n: n is small and this runs once.
   for (int i = 0; i < n; i++) {
@@ -66,21 +66,21 @@ bool Tally::before(const FunctionCount &a, const FunctionCount &b) {
 }
 
 int Tally::tenths_of_percent(int part) const {
-  return samples_ == 0 ? 0 : static_cast<int>((part * 1000L + samples_ / 2) / samples_);
+  return m_samples == 0 ? 0 : static_cast<int>((part * 1000L + m_samples / 2) / m_samples);
 }
 
 FunctionCount *Tally::find(const Frame &f) {
   const char *name = f.name[0] != '\0' ? f.name : "??";
   for (unsigned i = hash(name, f.kernel) % SLOTS;; i = (i + 1) % SLOTS) {
-    FunctionCount &slot = slots_[i];
+    FunctionCount &slot = m_slots[i];
     if (slot.name == nullptr) {
-      if (used_ >= MAX_USED) return &overflow_;
+      if (m_used >= MAX_USED) return &m_overflow;
       char *copy = static_cast<char *>(malloc(strlen(name) + 1));
-      if (copy == nullptr) return &overflow_;
+      if (copy == nullptr) return &m_overflow;
       strcpy(copy, name);
       slot.name = copy;
       slot.kernel = f.kernel;
-      used_++;
+      m_used++;
       return &slot;
     }
     if (slot.kernel == f.kernel && strcmp(slot.name, name) == 0) return &slot;

@@ -29,7 +29,7 @@ class Tally {
   // False if the table cannot be allocated.
   bool init();
   void add(const Sample &s);
-  int samples() const { return samples_; }
+  int samples() const { return m_samples; }
   // Prints the n functions with the most self samples (ties: more inclusive samples first).
   void print_top(int n);
 
@@ -42,10 +42,10 @@ class Tally {
   int tenths_of_percent(int part) const;
   FunctionCount *find(const Frame &f);
 
-  FunctionCount *slots_ = nullptr;
-  FunctionCount overflow_;
-  int used_ = 0;
-  int samples_ = 0;
+  FunctionCount *m_slots = nullptr;
+  FunctionCount m_overflow;
+  int m_used = 0;
+  int m_samples = 0;
 };
 
 }  // namespace prof
