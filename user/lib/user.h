@@ -49,9 +49,13 @@ int uptime();
 int halt();
 // The sampling profiler: see kern/abi/profile.h for the commands.
 int profile(int pid, int cmd, int arg);
-// The value of the `KEY: value` line of /proc/profstat, into out (user/lib/profstat.cc).
+// The value of the `KEY: value` line of the file at path, into out (user/lib/procvalue.cc).
 // False if the file or the key is missing.
+bool proc_value(const char *path, const char *key, char *out, int cap);
+// The same for /proc/profstat.
 bool profstat_value(const char *key, char *out, int cap);
+// The kernel's count of free physical pages (/proc/meminfo, "free pages: N"), or -1.
+long free_pages();
 
 // --- Time --------------------------------------------------------------------------------
 // The `time` counter (no system call: user mode may read it), 10 MHz on QEMU's virt machine.

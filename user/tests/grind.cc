@@ -422,21 +422,6 @@ void start_fuzzing(unsigned long seed) {
 
 // ---- The parent ---------------------------------------------------------------------------
 
-// The kernel's count of free pages ("free pages: N" in /proc/meminfo), or -1.
-long free_pages() {
-  int fd = open("/proc/meminfo", O_RDONLY);
-  if (fd < 0) return -1;
-  char text[96];
-  int n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  text[n] = '\0';
-  for (int i = 0; i + 12 <= n; i++) {
-    if (strncmp(text + i, "free pages: ", 12) == 0) return atoi(text + i + 12);
-  }
-  return -1;
-}
-
 // The accountant: adds up the progress bytes until every writer has gone.
 [[noreturn]] void run_accountant(int from) {
   long total = 0;

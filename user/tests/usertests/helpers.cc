@@ -76,22 +76,6 @@ bool sbrk_failed(char *r) { return r == reinterpret_cast<char *>(-1); }
 }
 unsigned long guard_page() { return stack_page() - PAGE; }
 
-// The kernel's count of free physical pages, from /proc/meminfo ("free pages: N"), or -1.
-long free_pages() {
-  int fd = open("/proc/meminfo", O_RDONLY);
-  if (fd < 0) return -1;
-  char buf[96];
-  int n = read(fd, buf, sizeof(buf) - 1);
-  close(fd);
-  if (n <= 0) return -1;
-  buf[n] = '\0';
-  const char *key = "free pages: ";
-  for (int i = 0; i + 12 <= n; i++) {
-    if (strncmp(buf + i, key, 12) == 0) return atoi(buf + i + 12);
-  }
-  return -1;
-}
-
 // Grows the heap so that it ends on a page boundary with at least one whole page of it
 // below that boundary, and returns the boundary: the first unmapped byte.
 unsigned long heap_end_aligned() {

@@ -123,9 +123,6 @@ bool sbrk_failed(char *r);
 unsigned long stack_page();
 unsigned long guard_page();
 
-// The kernel's count of free physical pages, from /proc/meminfo ("free pages: N"), or -1.
-long free_pages();
-
 // Grows the heap so that it ends on a page boundary with at least one whole page of it
 // below that boundary, and returns the boundary: the first unmapped byte.
 unsigned long heap_end_aligned();

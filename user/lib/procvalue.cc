@@ -1,10 +1,11 @@
-// Reading one value from /proc/profstat, for the profile command and its tests.
+// Reading one `KEY: value` line of a file in /proc: /proc/profstat for the profile command
+// and its tests, /proc/meminfo for the tests that count free pages.
 #include "lib/user.h"
 
-bool profstat_value(const char *key, char *out, int cap) {
+bool proc_value(const char *path, const char *key, char *out, int cap) {
   // Static, not on the one-page stack: `profiling:` alone lists up to NPROC pids.
   static char text[2048];
-  int fd = open("/proc/profstat", O_RDONLY);
+  int fd = open(path, O_RDONLY);
   if (fd < 0) return false;
   int len = 0, n;
   while (len < static_cast<int>(sizeof(text)) - 1 &&
@@ -28,4 +29,13 @@ bool profstat_value(const char *key, char *out, int cap) {
     line = end + 1;
   }
   return false;
+}
+
+bool profstat_value(const char *key, char *out, int cap) {
+  return proc_value("/proc/profstat", key, out, cap);
+}
+
+long free_pages() {
+  char value[24];
+  return proc_value("/proc/meminfo", "free pages", value, sizeof(value)) ? atoi(value) : -1;
 }
