@@ -124,16 +124,11 @@ int format(Output &out, const char *fmt, __builtin_va_list ap) {
         break;
       }
       case 'u':
-        put_number(out, spec,
-                   is_long ? __builtin_va_arg(ap, unsigned long)
-                           : __builtin_va_arg(ap, unsigned int),
-                   10, false);
-        break;
       case 'x':
         put_number(out, spec,
                    is_long ? __builtin_va_arg(ap, unsigned long)
                            : __builtin_va_arg(ap, unsigned int),
-                   16, false);
+                   *fmt == 'x' ? 16 : 10, false);
         break;
       case 'p': {
         // Always all 16 hex digits, so addresses line up in columns.
