@@ -135,20 +135,10 @@ bool ProfileParser::skip_value(int depth) {
 // parses (or skips) the value.
 template <typename Member>
 bool ProfileParser::object(Member &&member) {
-  if (!expect('{')) return false;
-  skip_space();
-  if (m_in.peek() == '}') {
-    m_in.get();
-    return true;
-  }
-  for (;;) {
-    char key[16];
-    if (!string(key, sizeof(key)) || !expect(':') || !member(key)) return false;
-    skip_space();
-    int c = m_in.get();
-    if (c == '}') return true;
-    if (c != ',') return false;
-  }
+  return expect('{') && items('}', [&] {
+           char key[16];
+           return string(key, sizeof(key)) && expect(':') && member(key);
+         });
 }
 
 bool ProfileParser::frame(Frame &f) {
@@ -162,24 +152,15 @@ bool ProfileParser::frame(Frame &f) {
 }
 
 bool ProfileParser::frames(Sample &s) {
-  if (!expect('[')) return false;
-  skip_space();
-  if (m_in.peek() == ']') {
-    m_in.get();
-    return true;
-  }
-  for (;;) {
-    // Frames beyond what fits are parsed into a scratch slot and dropped: the report
-    // only loses the outermost callers of an absurdly deep stack.
-    Frame scratch;
-    Frame &f = s.nframes < MAX_FRAMES ? s.frames[s.nframes] : scratch;
-    if (!frame(f)) return false;
-    if (s.nframes < MAX_FRAMES) s.nframes++;
-    skip_space();
-    int c = m_in.get();
-    if (c == ']') return true;
-    if (c != ',') return false;
-  }
+  return expect('[') && items(']', [&] {
+           // Frames beyond what fits are parsed into a scratch slot and dropped: the report
+           // only loses the outermost callers of an absurdly deep stack.
+           Frame scratch;
+           Frame &f = s.nframes < MAX_FRAMES ? s.frames[s.nframes] : scratch;
+           if (!frame(f)) return false;
+           if (s.nframes < MAX_FRAMES) s.nframes++;
+           return true;
+         });
 }
 
 bool ProfileParser::sample(Sample &s) {

@@ -51,6 +51,8 @@ class ProfileParser {
   bool literal(const char *word);
   bool boolean(bool *out);
   bool skip_value(int depth = 0);
+  template <typename Item>
+  bool items(char close, Item &&item);
   template <typename Member>
   bool object(Member &&member);
   bool frame(Frame &f);
@@ -61,23 +63,33 @@ class ProfileParser {
   Sample &m_sample;  // reused for every sample: the parser holds one at a time
 };
 
-// A template, so its body is here rather than in json.cc.
-template <typename Visit>
-bool ProfileParser::each_sample(Visit &&visit) {
-  if (!expect('[')) return false;
+// The two templates that each_sample needs, so their bodies are here rather than in json.cc.
+
+// The items of an array or object after its opening bracket, separated by ',' and ended by
+// `close`: item() parses one, and returns false on bad input.
+template <typename Item>
+bool ProfileParser::items(char close, Item &&item) {
   skip_space();
-  if (m_in.peek() == ']') {
+  if (m_in.peek() == close) {
     m_in.get();
-    return at_end();
+    return true;
   }
   for (;;) {
-    if (!sample(m_sample)) return false;
-    visit(static_cast<const Sample &>(m_sample));
+    if (!item()) return false;
     skip_space();
     int c = m_in.get();
-    if (c == ']') return at_end();
+    if (c == close) return true;
     if (c != ',') return false;
   }
+}
+
+template <typename Visit>
+bool ProfileParser::each_sample(Visit &&visit) {
+  return expect('[') && items(']', [&] {
+           if (!sample(m_sample)) return false;
+           visit(static_cast<const Sample &>(m_sample));
+           return true;
+         }) && at_end();
 }
 
 }  // namespace prof
