@@ -66,29 +66,6 @@ constexpr long REPORT_EVERY = 20;
 // A file or name lives either in the worker's own directory or in one of its subdirectories.
 constexpr int TOP_DIR = -1;
 
-// splitmix64: small, fast, and good enough to make a varied workload from a seed.
-class Random {
- public:
-  explicit Random(uint64 seed) : m_state(seed) {}
-
-  uint64 next() {
-    m_state += 0x9e3779b97f4a7c15ul;
-    uint64 z = m_state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ul;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebul;
-    return z ^ (z >> 31);
-  }
-
-  // A number in [0, n).
-  uint below(uint n) { return static_cast<uint>(next() % n); }
-
-  // A number in [lo, hi].
-  uint between(uint lo, uint hi) { return lo + below(hi - lo + 1); }
-
- private:
-  uint64 m_state;
-};
-
 // A path being put together, always NUL-terminated. Every name this program makes is far
 // shorter than MAXPATH, so running out of room would be a bug in this file.
 class Path {
@@ -125,7 +102,7 @@ struct FileSlot {
 
 struct Worker {
   uint id = 0;
-  Random rng{0};
+  Rng rng{1};  // seeded by run_worker
   bool subdir[SUBDIRS] = {};
   FileSlot files[FILE_SLOTS] = {};
   long ops = 0;
@@ -204,7 +181,7 @@ void write_record(Worker &w, int fd, uint len, const char *path) {
 
 uint record_length(Worker &w, uint room) {
   uint hi = room < MAX_RECORD ? room : MAX_RECORD;
-  return w.rng.between(MIN_RECORD, hi);
+  return MIN_RECORD + w.rng.below(hi - MIN_RECORD + 1);
 }
 
 // --- The steps ---------------------------------------------------------------------------
@@ -363,7 +340,7 @@ void step(Worker &w) {
 [[noreturn]] void run_worker(uint id, uint seed, long limit) {
   Worker w;
   w.id = id;
-  w.rng = Random((static_cast<uint64>(seed) << 8) + id);
+  w.rng = Rng{0x9e3779b97f4a7c15UL ^ ((static_cast<uint64>(seed) << 8) + id)};
   while (limit == 0 || w.ops < limit) {
     step(w);
     w.ops++;
