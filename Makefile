@@ -122,7 +122,7 @@ $(BUILD)/labs/%.cc.o: labs/%.cc
 # a non-loaded section, .symtab.sorted, for the profiler's symbolization. The copy on the
 # disk has no debug information (the .elf beside it keeps it, for gdb).
 define UPROG_RULE
-$(BUILD)/$(U)/_$(call uprog_name,$(1)): $(call uprog_objs,$(1)) $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py
+$(BUILD)/$(U)/_$(call uprog_name,$(1)): $(call uprog_objs,$(1)) $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py tools/tern/symtab.py
 	$$(LD) $$(LDFLAGS) -T $(U)/user.ld -o $$@.elf $(call uprog_objs,$(1)) $(ULIBOBJS)
 	$$(NM) -C -n -S --defined-only $$@.elf | $$(PYTHON) tools/mksymtab.py > $$@.sym
 	$$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$$@.sym --set-section-flags .symtab.sorted=contents,readonly $$@.elf $$@

@@ -3,7 +3,7 @@
 // Profiles can be megabytes, and the console moves about 70 KB a second. To get a file out
 // of the running system quickly, QEMU is given a second drive backed by a host file
 // (tools/profget does this) and a program writes the file's bytes to /dev/export
-// (user/expcopy.cc). The host then reads them straight from its file. kern/abi/export.h
+// (user/bin/expcopy.cc). The host then reads them straight from its file. kern/abi/export.h
 // describes the little container format the two sides agree on; the kernel knows nothing of
 // it: reading or writing /dev/export at offset `off` reads or writes the disk's bytes at
 // `off`, without the file system or its log. Without the drive every access fails.

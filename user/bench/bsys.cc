@@ -20,10 +20,11 @@
 //
 // Each benchmark prints one line, `bsys: NAME key value key value ...`, with raw counts only:
 // the guest instructions the measured part took (`insns`), and what was done in them. The host
-// (bench/run.py) does the division. The counts come from the `instret` counter, which under
-// QEMU's `-icount shift=0` is the virtual time in nanoseconds: one per instruction executed, plus
-// whatever time the hart spent idle. (The `time` counter says the same in 100 ns ticks; instret
-// has the resolution of one instruction.) Without -icount these counts mean nothing.
+// (tools/tern/bench/run.py) does the division. The counts come from the `instret` counter,
+// which under QEMU's `-icount shift=0` is the virtual time in nanoseconds: one per instruction
+// executed, plus whatever time the hart spent idle. (The `time` counter says the same in 100 ns
+// ticks; instret has the resolution of one instruction.) Without -icount these counts mean
+// nothing.
 //
 // A count is the same on every run only if the run itself is. Three things would make it vary,
 // and each is kept out of the measured part:

@@ -2,7 +2,7 @@
 //
 //   crashwork [SEED [OPS]]
 //
-// The crash tests (grading/test_crash.py) start this program, let it run for a moment, and
+// The crash tests (tests/qemu/test_crash.py) start this program, let it run for a moment, and
 // then pull the plug on the whole machine. The disk is left with whatever the log had
 // committed by then, plus perhaps a committed transaction that was not yet copied home. If
 // the log does its job, the next boot (which replays that transaction) sees a file system in

@@ -13,7 +13,7 @@
 // So `pnames 40` gives samples of 32 frames (the kernel's limit) whose names escape to
 // nearly a kilobyte each: the largest sample a program built in this tree can produce. The
 // bottom also calls uptime(), so some samples are taken in the kernel, with kernel frames on
-// top of the 32. grading/test_profile.py also rewrites these names in a copy of the program
+// top of the 32. tests/qemu/test_profile.py also rewrites these names in a copy of the program
 // into arbitrary bytes (its .symtab.sorted), which no compiler would produce.
 #include "lib/user.h"
 

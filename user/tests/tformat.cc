@@ -9,7 +9,7 @@
 //
 // VALUE is the argument: for a number its 64 bits in 16 hex digits, written by hand here
 // rather than by the formatter under test, for a string the string.
-// which the host checks against its own formatting (grading/test_userlib.py): TEXT must be
+// which the host checks against its own formatting (tests/qemu/test_userlib.py): TEXT must be
 // the first CAP - 1 bytes of the whole text and RETURNED its full length. A write outside
 // the CAP bytes it was given is reported here, as a line starting with "tformat: FAIL".
 #include "lib/user.h"

@@ -8,7 +8,7 @@
 //
 // a long line, so that writes overlap and a console that interleaved them byte by byte
 // would mix two lines into one. The test reads the console and checks every line against
-// that shape (grading/test_shell.py). The parent prints `tlines: done` after waiting for
+// that shape (tests/qemu/test_shell.py). The parent prints `tlines: done` after waiting for
 // all of them.
 #include "lib/user.h"
 
