@@ -72,7 +72,7 @@ void uart_init() {
 
 void uart_putc(int c) {
   SpinGuard g(tx_lock);
-  if (panicked) for (;;) {}
+  while (panicked) continue;  // freeze: the panicking hart owns the console
   while (tx_w == tx_r + TX_BUF_SIZE) sleep(&tx_r, tx_lock);
   tx_buf[tx_w % TX_BUF_SIZE] = static_cast<char>(c);
   tx_w++;
