@@ -25,8 +25,9 @@
 
 namespace mkfs {
 
-static_assert(std::endian::native == std::endian::little,
-              "mkfs writes on-disk structs as they are in memory, which needs a little-endian host");
+static_assert(
+    std::endian::native == std::endian::little,
+    "mkfs writes on-disk structs as they are in memory, which needs a little-endian host");
 static_assert(fsfmt::BSIZE % sizeof(fsfmt::DirEntry) == 0);
 static_assert(sizeof(fsfmt::LogHeader) <= fsfmt::BSIZE);
 
@@ -51,8 +52,8 @@ fsfmt::SuperBlock Layout::superblock() const {
 
 Status plan_layout(uint32_t size, uint32_t ninodes, Layout &out) {
   if (size > kMaxBlocks)
-    return Status::failure("an image of " + std::to_string(size) + " blocks is too large (at most " +
-                           std::to_string(kMaxBlocks) + ")");
+    return Status::failure("an image of " + std::to_string(size) +
+                           " blocks is too large (at most " + std::to_string(kMaxBlocks) + ")");
   // Inode 0 is never used and inode 1 is the root, so an image needs at least two.
   if (ninodes < 2 || ninodes > kMaxInodes)
     return Status::failure("the number of inodes must be between 2 and " +
@@ -85,14 +86,12 @@ std::string image_name(std::string_view host_path) {
   std::string_view name = host_path;
   if (size_t slash = name.rfind('/'); slash != std::string_view::npos)
     name.remove_prefix(slash + 1);
-  if (!name.empty() && name.front() == '_')
-    name.remove_prefix(1);
+  if (!name.empty() && name.front() == '_') name.remove_prefix(1);
   return std::string(name);
 }
 
 Status check_name(std::string_view name) {
-  if (name.empty())
-    return Status::failure("a file name cannot be empty");
+  if (name.empty()) return Status::failure("a file name cannot be empty");
   if (name.size() > fsfmt::DIRSIZ)
     return Status::failure("name \"" + std::string(name) + "\" is longer than " +
                            std::to_string(fsfmt::DIRSIZ) + " characters");
@@ -117,8 +116,7 @@ ImageBuilder::ImageBuilder(const Layout &layout)
   std::memcpy(block(1), &sb, sizeof(sb));
 
   // Metadata blocks are never free: mark them so an allocator scanning from 0 skips them.
-  for (uint32_t b = 0; b < layout_.datastart; b++)
-    mark_used(b);
+  for (uint32_t b = 0; b < layout_.datastart; b++) mark_used(b);
   next_block_ = layout_.datastart;
 
   uint32_t root = alloc_inode(fsfmt::T_DIR);
@@ -128,8 +126,7 @@ ImageBuilder::ImageBuilder(const Layout &layout)
 }
 
 Status ImageBuilder::add_file(std::string_view name, std::span<const uint8_t> data) {
-  if (Status s = check_name(name); !s.ok())
-    return s;
+  if (Status s = check_name(name); !s.ok()) return s;
   if (names_.contains(name))
     return Status::failure("two files would be named \"" + std::string(name) + "\"");
   if (data.size() > kMaxFileBytes)
@@ -145,8 +142,8 @@ Status ImageBuilder::add_file(std::string_view name, std::span<const uint8_t> da
     return Status::failure("the root directory is full: no room for \"" + std::string(name) + "\"");
 
   uint32_t bytes = static_cast<uint32_t>(data.size());
-  uint32_t needed = blocks_for(bytes) +
-                    (blocks_for(root_size + sizeof(fsfmt::DirEntry)) - blocks_for(root_size));
+  uint32_t needed =
+      blocks_for(bytes) + (blocks_for(root_size + sizeof(fsfmt::DirEntry)) - blocks_for(root_size));
   uint32_t free_blocks = layout_.size - next_block_;
   if (needed > free_blocks)
     return Status::failure("no room for \"" + std::string(name) + "\": it needs " +
@@ -204,8 +201,7 @@ void ImageBuilder::map_block(fsfmt::DiskInode &di, uint32_t index, uint32_t b) {
     di.addrs[index] = b;
     return;
   }
-  if (di.addrs[fsfmt::NDIRECT] == 0)
-    di.addrs[fsfmt::NDIRECT] = alloc_block();
+  if (di.addrs[fsfmt::NDIRECT] == 0) di.addrs[fsfmt::NDIRECT] = alloc_block();
   uint8_t *slot = block(di.addrs[fsfmt::NDIRECT]) + (index - fsfmt::NDIRECT) * sizeof(uint32_t);
   std::memcpy(slot, &b, sizeof(b));
 }
@@ -243,8 +239,7 @@ void ImageBuilder::add_dir_entry(uint32_t dir, uint32_t inum, std::string_view n
   // A name of exactly DIRSIZ bytes fills the field and has no terminating NUL.
   std::memcpy(de.name, name.data(), name.size());
   append(dir, std::span(reinterpret_cast<const uint8_t *>(&de), sizeof(de)));
-  if (dir == fsfmt::ROOTINO && inum != fsfmt::ROOTINO)
-    names_.emplace(name);
+  if (dir == fsfmt::ROOTINO && inum != fsfmt::ROOTINO) names_.emplace(name);
 }
 
 }  // namespace mkfs

@@ -67,15 +67,15 @@ class [[nodiscard]] Status {
 // Where each region starts and how long it is. Only plan_layout() fills one in, so a Layout in
 // hand is always self-consistent.
 struct Layout {
-  uint32_t size = 0;          // total blocks in the image
-  uint32_t ninodes = 0;       // inodes 0 .. ninodes-1; inode 0 is never used
-  uint32_t nlog = 0;          // log blocks, header included
+  uint32_t size = 0;     // total blocks in the image
+  uint32_t ninodes = 0;  // inodes 0 .. ninodes-1; inode 0 is never used
+  uint32_t nlog = 0;     // log blocks, header included
   uint32_t logstart = 0;
   uint32_t inodestart = 0;
   uint32_t ninodeblocks = 0;
   uint32_t bmapstart = 0;
   uint32_t nbitmap = 0;
-  uint32_t datastart = 0;     // first data block, which is also the number of metadata blocks
+  uint32_t datastart = 0;  // first data block, which is also the number of metadata blocks
 
   uint32_t nblocks() const { return size - datastart; }
   fsfmt::SuperBlock superblock() const;
@@ -125,7 +125,7 @@ class ImageBuilder {
   Layout layout_;
   std::vector<uint8_t> image_;
   uint32_t next_inum_ = fsfmt::ROOTINO;
-  uint32_t next_block_ = 0;         // blocks below this are in use; data is handed out in order
+  uint32_t next_block_ = 0;  // blocks below this are in use; data is handed out in order
   std::set<std::string, std::less<>> names_;  // names already in the root directory
 };
 

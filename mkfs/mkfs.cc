@@ -41,13 +41,11 @@ struct Options {
 
 // Parses a positive decimal count; false if `text` is not one.
 bool parse_count(const char *text, uint32_t &out) {
-  if (text == nullptr || *text < '0' || *text > '9')
-    return false;
+  if (text == nullptr || *text < '0' || *text > '9') return false;
   errno = 0;
   char *end = nullptr;
   unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0' || v == 0 || v > UINT32_MAX)
-    return false;
+  if (errno != 0 || *end != '\0' || v == 0 || v > UINT32_MAX) return false;
   out = static_cast<uint32_t>(v);
   return true;
 }
@@ -67,8 +65,7 @@ bool parse_args(int argc, char **argv, Options &opt) {
     }
     i++;
   }
-  if (i >= argc)
-    return false;
+  if (i >= argc) return false;
   opt.output = argv[i++];
   opt.inputs.assign(argv + i, argv + argc);
   return true;
@@ -80,16 +77,14 @@ mkfs::Status read_input(const std::string &path, std::vector<uint8_t> &out) {
     return mkfs::Status::failure(path + ": no such regular file");
   // Refuse an oversized file before reading it all into memory.
   uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec)
-    return mkfs::Status::failure(path + ": " + ec.message());
+  if (ec) return mkfs::Status::failure(path + ": " + ec.message());
   if (size > mkfs::kMaxFileBytes)
     return mkfs::Status::failure(path + ": " + std::to_string(size) + " bytes is more than the " +
                                  std::to_string(mkfs::kMaxFileBytes) +
                                  " (MAXFILE blocks) a file can hold");
   std::ifstream in(path, std::ios::binary);
   out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (!in.good() && !in.eof())
-    return mkfs::Status::failure(path + ": read error");
+  if (!in.good() && !in.eof()) return mkfs::Status::failure(path + ": read error");
   return mkfs::Status::success();
 }
 
@@ -98,13 +93,12 @@ mkfs::Status write_atomically(const std::string &path, const std::vector<uint8_t
   std::string temp = path + ".XXXXXX";
   int fd = mkstemp(temp.data());
   if (fd < 0)
-    return mkfs::Status::failure(path + ": cannot create a file next to it: " +
-                                 std::strerror(errno));
+    return mkfs::Status::failure(path +
+                                 ": cannot create a file next to it: " + std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       std::string why = std::strerror(errno);
       close(fd);
@@ -146,8 +140,7 @@ int main(int argc, char **argv) {
 
   for (const std::string &path : opt.inputs) {
     std::vector<uint8_t> data;
-    if (mkfs::Status s = read_input(path, data); !s.ok())
-      return fail(s.message());
+    if (mkfs::Status s = read_input(path, data); !s.ok()) return fail(s.message());
     if (mkfs::Status s = image.add_file(mkfs::image_name(path), data); !s.ok())
       return fail(path + ": " + s.message());
   }

@@ -16,8 +16,8 @@
 
 namespace fsfmt {
 
-inline constexpr uint32_t ROOTINO = 1;      // root i-number
-inline constexpr uint32_t BSIZE = 1024;     // block size
+inline constexpr uint32_t ROOTINO = 1;   // root i-number
+inline constexpr uint32_t BSIZE = 1024;  // block size
 inline constexpr uint32_t FSMAGIC = 0x10203040;
 
 struct SuperBlock {
@@ -44,12 +44,12 @@ inline constexpr int16_t T_DEVICE = 3;
 
 // On-disk inode structure.
 struct DiskInode {
-  int16_t type;                   // File type (0 = free)
-  int16_t major;                  // Major device number (T_DEVICE only)
-  int16_t minor;                  // Minor device number (T_DEVICE only)
-  int16_t nlink;                  // Number of links to inode in file system
-  uint32_t size;                  // Size of file (bytes)
-  uint32_t addrs[NDIRECT + 1];    // Data block addresses; the last is the indirect block
+  int16_t type;                 // File type (0 = free)
+  int16_t major;                // Major device number (T_DEVICE only)
+  int16_t minor;                // Minor device number (T_DEVICE only)
+  int16_t nlink;                // Number of links to inode in file system
+  uint32_t size;                // Size of file (bytes)
+  uint32_t addrs[NDIRECT + 1];  // Data block addresses; the last is the indirect block
 };
 static_assert(sizeof(DiskInode) == 64);
 
@@ -61,16 +61,14 @@ constexpr uint32_t inode_block(uint32_t inum, const SuperBlock &sb) {
   return inum / IPB + sb.inodestart;
 }
 // Block of free map containing bit for block b.
-constexpr uint32_t bitmap_block(uint32_t b, const SuperBlock &sb) {
-  return b / BPB + sb.bmapstart;
-}
+constexpr uint32_t bitmap_block(uint32_t b, const SuperBlock &sb) { return b / BPB + sb.bmapstart; }
 
 // Directory is a file containing a sequence of DirEntry structures.
 inline constexpr uint32_t DIRSIZ = 14;
 
 struct DirEntry {
-  uint16_t inum;        // 0 = free slot
-  char name[DIRSIZ];    // not NUL-terminated when all 14 bytes are used
+  uint16_t inum;      // 0 = free slot
+  char name[DIRSIZ];  // not NUL-terminated when all 14 bytes are used
 };
 static_assert(sizeof(DirEntry) == 16);
 

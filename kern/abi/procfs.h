@@ -4,4 +4,4 @@
 
 #include "majors.h"
 
-#define PROC_MEMINFO 0   // /proc/meminfo: "free pages: N" and "total pages: N"
+#define PROC_MEMINFO 0  // /proc/meminfo: "free pages: N" and "total pages: N"

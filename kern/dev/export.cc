@@ -94,7 +94,9 @@ int transfer(bool write, bool user, u64 addr, u32 off, int n) {
 int export_read(int, bool user, u64 addr, u32 off, int n, u64 &) {
   return transfer(false, user, addr, off, n);
 }
-int export_write(int, bool user, u64 addr, u32 off, int n) { return transfer(true, user, addr, off, n); }
+int export_write(int, bool user, u64 addr, u32 off, int n) {
+  return transfer(true, user, addr, off, n);
+}
 
 }  // namespace
 

@@ -77,9 +77,9 @@ struct Request {
 
 struct Disk {
   Spinlock lock{"virtio_disk"};
-  u64 base = 0;        // the device's registers
+  u64 base = 0;  // the device's registers
   bool present = false;
-  u64 sectors = 0;     // capacity, in 512-byte sectors
+  u64 sectors = 0;  // capacity, in 512-byte sectors
   // Everything below is protected by lock.
   QueueMemory *queue = nullptr;
   bool desc_free[QUEUE_SIZE] = {};
@@ -193,7 +193,8 @@ void init_disk(Disk &disk) {
   for (bool &f : disk.desc_free) f = true;
   disk.nfree = QUEUE_SIZE;
   // The block device's configuration starts with its capacity in sectors (spec 5.2.4).
-  disk.sectors = read_reg(disk, Reg::Config) | (u64(read_reg(disk, Reg(u32(Reg::Config) + 4))) << 32);
+  disk.sectors =
+      read_reg(disk, Reg::Config) | (u64(read_reg(disk, Reg(u32(Reg::Config) + 4))) << 32);
   disk.present = true;
 }
 
@@ -251,10 +252,11 @@ void virtio_disk_init() {
   if (!probe(disks[0])) {
     // Version 1 means QEMU ran without -global virtio-mmio.force-legacy=false; device 0
     // means no -device virtio-blk-device on this slot.
-    panic("virtio_disk_init: no modern virtio block device at %p "
-          "(magic %x, version %u, device id %u)",
-          reinterpret_cast<void *>(mem::VIRTIO0), read_reg(disks[0], Reg::MagicValue),
-          read_reg(disks[0], Reg::Version), read_reg(disks[0], Reg::DeviceId));
+    panic(
+        "virtio_disk_init: no modern virtio block device at %p "
+        "(magic %x, version %u, device id %u)",
+        reinterpret_cast<void *>(mem::VIRTIO0), read_reg(disks[0], Reg::MagicValue),
+        read_reg(disks[0], Reg::Version), read_reg(disks[0], Reg::DeviceId));
   }
   init_disk(disks[0]);
   if (probe(disks[1])) init_disk(disks[1]);  // the export disk is optional
@@ -296,8 +298,9 @@ void virtio_disk_intr(int slot) {
 
   // Acknowledge before scanning: a completion that arrives while we scan raises a new
   // interrupt instead of being missed (at worst that interrupt finds nothing new).
-  write_reg(disk, Reg::InterruptAck,
-            read_reg(disk, Reg::InterruptStatus) & (INTERRUPT_USED_BUFFER | INTERRUPT_CONFIG_CHANGE));
+  write_reg(
+      disk, Reg::InterruptAck,
+      read_reg(disk, Reg::InterruptStatus) & (INTERRUPT_USED_BUFFER | INTERRUPT_CONFIG_CHANGE));
   __sync_synchronize();
 
   volatile auto &used = disk.queue->used;

@@ -21,6 +21,5 @@ void binit();
 Buf *bread(u32 dev, u32 blockno);
 void bwrite(Buf *b);  // caller holds b->lock
 void brelse(Buf *b);
-void bpin(Buf *b);    // keep in cache (the log holds it until commit)
+void bpin(Buf *b);  // keep in cache (the log holds it until commit)
 void bunpin(Buf *b);
-

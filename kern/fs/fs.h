@@ -8,9 +8,9 @@ struct stat;
 
 // In-memory copy of an inode.
 struct Inode {
-  u32 dev = 0;   // Device number
-  u32 inum = 0;  // Inode number
-  int ref = 0;   // Reference count (protected by the inode table's lock)
+  u32 dev = 0;              // Device number
+  u32 inum = 0;             // Inode number
+  int ref = 0;              // Reference count (protected by the inode table's lock)
   Sleeplock lock{"inode"};  // protects everything below here
   bool valid = false;       // inode has been read from disk?
 

@@ -7,7 +7,6 @@
 #include "arch/riscv/memlayout.h"
 #include "lib/linker.h"
 
-
 bool in_kernel_text(u64 pc) {
   return pc >= reinterpret_cast<u64>(kernel_start) && pc < reinterpret_cast<u64>(etext);
 }

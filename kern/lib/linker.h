@@ -11,5 +11,5 @@ extern char bss_start[];     // .bss, which kmain() clears, is [bss_start, bss_e
 extern char bss_end[];
 extern const char ksyms_start[];  // the embedded symbol table (kern/lib/ksyms.h) is
 extern const char ksyms_end[];    // [ksyms_start, ksyms_end)
-extern char end[];           // the first address after the image: free RAM starts here
+extern char end[];                // the first address after the image: free RAM starts here
 }

@@ -70,9 +70,7 @@ void vformat(const char *fmt, va_list ap) {
       p++;
     }
     switch (*p) {
-      case 'd':
-        put_num(is_long ? va_arg(ap, i64) : va_arg(ap, int), 10, true, width, pad);
-        break;
+      case 'd': put_num(is_long ? va_arg(ap, i64) : va_arg(ap, int), 10, true, width, pad); break;
       case 'u':
         put_num(is_long ? va_arg(ap, u64) : va_arg(ap, unsigned), 10, false, width, pad);
         break;
@@ -83,17 +81,10 @@ void vformat(const char *fmt, va_list ap) {
         put_str("0x");
         put_num(reinterpret_cast<u64>(va_arg(ap, void *)), 16, false, 16, '0');
         break;
-      case 's':
-        put_str(va_arg(ap, const char *));
-        break;
-      case 'c':
-        put(static_cast<char>(va_arg(ap, int)));
-        break;
-      case '%':
-        put('%');
-        break;
-      case 0:
-        return;
+      case 's': put_str(va_arg(ap, const char *)); break;
+      case 'c': put(static_cast<char>(va_arg(ap, int))); break;
+      case '%': put('%'); break;
+      case 0: return;
       default:
         put('%');
         put(*p);

@@ -20,7 +20,7 @@ void print_backtrace(u64 fp);
 // Set by panic so that other harts freeze in their trap handlers and printf stops locking.
 extern volatile bool panicked;
 
-#define KASSERT(cond)                                                       \
-  do {                                                                      \
+#define KASSERT(cond)                                                              \
+  do {                                                                             \
     if (!(cond)) panic("assertion failed: %s (%s:%d)", #cond, __FILE__, __LINE__); \
   } while (0)

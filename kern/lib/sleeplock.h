@@ -18,7 +18,7 @@ class Sleeplock {
   Spinlock m_lk;  // protects the fields below
   bool m_locked = false;
   const char *m_name;
-  int m_pid = 0;  // the holder
+  int m_pid = 0;      // the holder
   int m_waiters = 0;  // processes sleeping in acquire()
 };
 

@@ -57,8 +57,8 @@ class Table {
     if (h->magic != MAGIC) return t;
     size_t need = sizeof(Header) + size_t(h->count) * sizeof(Entry) + h->strtab_size;
     if (need > len || h->count > (len / sizeof(Entry))) return t;
-    const char *strtab = reinterpret_cast<const char *>(blob) + sizeof(Header) +
-                         size_t(h->count) * sizeof(Entry);
+    const char *strtab =
+        reinterpret_cast<const char *>(blob) + sizeof(Header) + size_t(h->count) * sizeof(Entry);
     if (h->strtab_size == 0 || strtab[h->strtab_size - 1] != 0) return t;
     t.m_entries = reinterpret_cast<const Entry *>(h + 1);
     t.m_count = h->count;

@@ -120,8 +120,8 @@ u64 uvmalloc(pagetable_t pt, u64 oldsz, u64 newsz, u64 xperm) {
   if (newsz > mem::TRAPFRAME) return 0;
   for (u64 a = pg_round_up(oldsz); a < newsz; a += PGSIZE) {
     void *mem = kalloc();
-    if (mem == nullptr || mappages(pt, a, PGSIZE, reinterpret_cast<u64>(mem),
-                                   PTE_R | PTE_U | xperm) != 0) {
+    if (mem == nullptr ||
+        mappages(pt, a, PGSIZE, reinterpret_cast<u64>(mem), PTE_R | PTE_U | xperm) != 0) {
       if (mem) kfree(mem);
       uvmdealloc(pt, a, oldsz);
       return 0;

@@ -49,7 +49,8 @@ int loadseg(pagetable_t pt, u64 va, Inode *ip, u32 offset, u64 sz) {
 bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *text_end) {
   *sz = 0;
   *text_end = 0;
-  for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum; i++, off += sizeof(elf::ProgramHeader)) {
+  for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum;
+       i++, off += sizeof(elf::ProgramHeader)) {
     elf::ProgramHeader ph;
     if (readi(ip, false, reinterpret_cast<u64>(&ph), off, sizeof(ph)) != sizeof(ph)) return false;
     if (ph.type != elf::PT_LOAD) continue;

@@ -427,8 +427,7 @@ int either_copyin(void *dst, bool user_src, u64 src, u64 len) {
 }
 
 void procdump() {
-  static constexpr const char *names[] = {"unused", "used", "sleep ", "runble", "run   ",
-                                          "zombie"};
+  static constexpr const char *names[] = {"unused", "used", "sleep ", "runble", "run   ", "zombie"};
   kprintf("\n");
   for (Proc &p : procs) {
     if (p.state == ProcState::Unused) continue;

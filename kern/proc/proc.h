@@ -56,23 +56,23 @@ struct Proc {
   ProcState state = ProcState::Unused;
   void *chan = nullptr;  // If non-null, sleeping on chan
   bool killed = false;
-  int xstate = 0;        // Exit status to be returned to parent's wait
+  int xstate = 0;  // Exit status to be returned to parent's wait
   int pid = 0;
 
   // wait_lock must be held when using this:
   Proc *parent = nullptr;
 
   // These are private to the process, so p->lock need not be held.
-  u64 kstack = 0;                  // Virtual address of the bottom of the kernel stack
-  u64 sz = 0;                      // Size of process memory (bytes)
-  pagetable_t pagetable = nullptr; // User page table
-  Trapframe *trapframe = nullptr;  // data page for trampoline.S
-  Context context{};               // swtch() here to run process
-  File *ofile[NOFILE] = {};        // Open files
-  Inode *cwd = nullptr;            // Current directory
-  char name[16] = {};              // Process name (for debugging and profiles)
-  Inode *exe = nullptr;            // The executable it runs (for the profiler; written under lock)
-  u64 text_end = 0;                // End of its executable segments (for frame walks)
+  u64 kstack = 0;                   // Virtual address of the bottom of the kernel stack
+  u64 sz = 0;                       // Size of process memory (bytes)
+  pagetable_t pagetable = nullptr;  // User page table
+  Trapframe *trapframe = nullptr;   // data page for trampoline.S
+  Context context{};                // swtch() here to run process
+  File *ofile[NOFILE] = {};         // Open files
+  Inode *cwd = nullptr;             // Current directory
+  char name[16] = {};               // Process name (for debugging and profiles)
+  Inode *exe = nullptr;             // The executable it runs (for the profiler; written under lock)
+  u64 text_end = 0;                 // End of its executable segments (for frame walks)
 
   // The profiler's state (kern/profile/profstate.h says which lock guards each part).
   ProfState prof;
@@ -88,7 +88,7 @@ Proc *myproc();
 void procinit();
 void userinit();  // create the first process, which will exec /init
 [[noreturn]] void scheduler();
-void sched();     // give up the CPU; caller holds p->lock and has changed p->state
+void sched();  // give up the CPU; caller holds p->lock and has changed p->state
 void yield();
 // Atomically release lk and sleep on chan; reacquires lk when woken.
 void sleep(void *chan, Spinlock &lk);

@@ -97,8 +97,8 @@ int reserve(Inode *ip, const char *name) {
 void fill(int slot, Inode *ip) {
   u32 room = ARENA_BYTES - arena_used;
   ImageSymbols symbols;
-  u32 used = load_symbols(ip, arena + arena_used, room < IMAGE_BUDGET ? room : IMAGE_BUDGET,
-                          &symbols);
+  u32 used =
+      load_symbols(ip, arena + arena_used, room < IMAGE_BUDGET ? room : IMAGE_BUDGET, &symbols);
   arena_used += (used + 7) & ~7u;  // keep every copy 8-byte aligned
   SpinGuard g(images_lock);
   images[slot].symbols = symbols;

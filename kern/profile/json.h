@@ -29,7 +29,9 @@ constexpr size_t string_max(size_t n) { return 2 + n * MAX_ESCAPE; }
 
 // The length of a literal, without its NUL: for adding up what fixed text takes.
 template <size_t N>
-constexpr size_t literal_len(const char (&)[N]) { return N - 1; }
+constexpr size_t literal_len(const char (&)[N]) {
+  return N - 1;
+}
 
 // A byte a JSON string holds as it is: RFC 8259 wants '"', '\\' and control bytes escaped,
 // and bytes >= 0x7f are escaped too, so that the text is ASCII whatever a name holds.

@@ -46,14 +46,14 @@ enum class Mode : u8 { User = 0, Kernel = 1 };
 struct Sample {
   u64 seq;
   u32 pid;
-  i32 image;     // index into the image table for the user frames, or NO_IMAGE
-  u64 time;      // `time` CSR at the sample (10 MHz since boot)
+  i32 image;  // index into the image table for the user frames, or NO_IMAGE
+  u64 time;   // `time` CSR at the sample (10 MHz since boot)
   u16 hart;
-  Mode mode;     // where the trap came from
-  u8 nkernel;    // frames[0, nkernel) are kernel addresses
-  u8 nframes;    // frames[nkernel, nframes) are user addresses
+  Mode mode;   // where the trap came from
+  u8 nkernel;  // frames[0, nkernel) are kernel addresses
+  u8 nframes;  // frames[nkernel, nframes) are user addresses
   u8 pad[3];
-  u64 user_ra;   // the user ra register (see in_syscall_stub in walk.h)
+  u64 user_ra;             // the user ra register (see in_syscall_stub in walk.h)
   u64 frames[MAX_FRAMES];  // innermost first; frames[0] is the pc
 };
 static_assert(sizeof(Sample) == 40 + 8 * MAX_FRAMES);
@@ -69,10 +69,10 @@ void record(Proc *p, KernelFrame *kf, u64 now);
 
 // Counters and the array, for the reader (report.cc) and the syscall.
 struct Counters {
-  u32 recorded;   // committed samples in the current generation
-  u64 dropped;    // samples lost because the array was full
-  u64 missed;     // sampling periods skipped because the timer interrupt came late
-  u64 cost_ns;    // average time in the sampler per sample (instructions under -icount)
+  u32 recorded;  // committed samples in the current generation
+  u64 dropped;   // samples lost because the array was full
+  u64 missed;    // sampling periods skipped because the timer interrupt came late
+  u64 cost_ns;   // average time in the sampler per sample (instructions under -icount)
   u32 generation;
 };
 Counters counters();

@@ -66,8 +66,8 @@ constexpr size_t HEADER_MAX =
     json::literal_len(",\n{") + json::literal_len("\"pid\":") + json::NUMBER_MAX +
     json::literal_len(",\"tid\":") + json::NUMBER_MAX + json::literal_len(",\"comm\":") +
     json::string_max(COMM_MAX) + json::literal_len(",\"timestamp\":") + json::NUMBER_MAX +
-    json::literal_len(",\"hart\":") + json::NUMBER_MAX +
-    json::literal_len(",\"mode\":\"kernel\"") + json::literal_len(",\"samples\":[");
+    json::literal_len(",\"hart\":") + json::NUMBER_MAX + json::literal_len(",\"mode\":\"kernel\"") +
+    json::literal_len(",\"samples\":[");
 constexpr size_t FRAME_MAX = json::literal_len(",{\"address\":") + json::NUMBER_MAX +
                              json::literal_len(",\"symbol\":") + json::string_max(NAME_MAX - 1) +
                              json::literal_len(",\"kernel\":false}");
@@ -130,8 +130,7 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
   u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
   KeptFrame &f = kept_frames[hash >> 54 & (NKEPT_FRAMES - 1)];
-  if (f.len != 0 && f.addr == addr && f.lookup == lookup && f.image == image &&
-      f.kernel == kernel)
+  if (f.len != 0 && f.addr == addr && f.lookup == lookup && f.image == image && f.kernel == kernel)
     return f;
   if (FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) forget_frames();
   char name[NAME_MAX];

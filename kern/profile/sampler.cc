@@ -146,9 +146,9 @@ namespace {
   UserReader ur(p);
   profwalk::Registers uregs{tf->epc, tf->s0, tf->ra};
   s.user_ra = tf->ra;  // the caller, if the pc turns out to be in a frameless stub
-  n += profwalk::walk(ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME},
-                      [text_end](u64 pc) { return pc < text_end; }, s.frames + n,
-                      MAX_FRAMES - n);
+  n += profwalk::walk(
+      ur, uregs, profwalk::Bounds{0, mem::TRAPFRAME}, [text_end](u64 pc) { return pc < text_end; },
+      s.frames + n, MAX_FRAMES - n);
   s.nframes = static_cast<u8>(n);
 
   __atomic_store_n(&s.seq, seq, __ATOMIC_RELEASE);

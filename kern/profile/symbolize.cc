@@ -84,12 +84,12 @@ constexpr int MAX_SEGMENTS = 4;
 struct Layout {
   Segment segments[MAX_SEGMENTS];
   int nsegments = 0;
-  bool sorted = false;    // .symtab.sorted found
-  u32 entries = 0;        // sorted: file offset of the Entry array
-  u32 count = 0;          // sorted: entries; elf: symbols
-  u32 strtab = 0;         // file offset of the string table
+  bool sorted = false;  // .symtab.sorted found
+  u32 entries = 0;      // sorted: file offset of the Entry array
+  u32 count = 0;        // sorted: entries; elf: symbols
+  u32 strtab = 0;       // file offset of the string table
   u32 strtab_size = 0;
-  u32 symtab = 0;         // elf: file offset of the symbol array
+  u32 symtab = 0;  // elf: file offset of the symbol array
 };
 
 // The inode is locked by the caller for all of these.
@@ -192,8 +192,8 @@ u32 find_ecalls(Inode *ip, const Layout &t, u64 *out, u32 max) {
     if (sg.offset > 0xffffffffu || sg.filesz > 0xffffffffu) continue;
     for (u64 off = 0; off + 4 <= sg.filesz && n < max; off += CHUNK) {
       u32 want = static_cast<u32>(sg.filesz - off < CHUNK + 3 ? sg.filesz - off : CHUNK + 3);
-      int got = readi(ip, false, reinterpret_cast<u64>(code), static_cast<u32>(sg.offset + off),
-                      want);
+      int got =
+          readi(ip, false, reinterpret_cast<u64>(code), static_cast<u32>(sg.offset + off), want);
       if (got < 4) break;
       // Positions 0, 2, ... CHUNK - 2 of this chunk; the 3 extra bytes finish the last ones.
       for (u32 i = 0; i + 4 <= static_cast<u32>(got) && i < CHUNK && n < max; i += 2) {

@@ -51,8 +51,7 @@ bool stop_locked(Proc *p) {
 
 // Is p the live (not exited, not killed) process with this pid? Caller holds p->lock.
 bool live_locked(const Proc &p, int pid) {
-  return p.pid == pid && p.state != ProcState::Unused && p.state != ProcState::Zombie &&
-         !p.killed;
+  return p.pid == pid && p.state != ProcState::Unused && p.state != ProcState::Zombie && !p.killed;
 }
 
 // The live process with this pid, or nullptr. By the time the caller looks, it may have
@@ -153,10 +152,8 @@ extern "C" u64 sys_profile() {
 
   SleepGuard g(prof_lock);
   switch (cmd) {
-    case PROF_ON:
-      return profile_on(pid) == 0 ? 0 : ERR;
-    case PROF_OFF:
-      return profile_off(pid) == 0 ? 0 : ERR;
+    case PROF_ON: return profile_on(pid) == 0 ? 0 : ERR;
+    case PROF_OFF: return profile_off(pid) == 0 ? 0 : ERR;
     case PROF_RATE:
       if (arg < PROF_MIN_HZ || arg > PROF_MAX_HZ) return ERR;
       set_rate(static_cast<u32>(arg));
@@ -168,8 +165,7 @@ extern "C" u64 sys_profile() {
       report_reset();
       attach_live_images(false, false);
       return 0;
-    default:
-      return ERR;
+    default: return ERR;
   }
   // LAB profile/syscall STARTER
   // return ERR;

@@ -43,9 +43,9 @@
 namespace profwalk {
 
 struct Registers {
-  uint64_t pc;  // the sampled pc (sepc)
-  uint64_t fp;  // s0 at the sample
-  uint64_t ra;  // ra at the sample (used by the leaf and frameless rules)
+  uint64_t pc;             // the sampled pc (sepc)
+  uint64_t fp;             // s0 at the sample
+  uint64_t ra;             // ra at the sample (used by the leaf and frameless rules)
   bool frameless = false;  // pc is in a function that saved nothing (see above)
 };
 
@@ -63,8 +63,7 @@ inline bool looks_like_fp(uint64_t w, uint64_t fp, const Bounds &b) {
 // Returns the number of entries written (0 only if max == 0).
 template <typename Reader, typename IsText>
 [[gnu::always_inline]] inline int walk(Reader &mem, const Registers &regs, const Bounds &b,
-                                       IsText &&is_text, uint64_t *out,
-         int max) {
+                                       IsText &&is_text, uint64_t *out, int max) {
   if (max <= 0) return 0;
   uint64_t *o = out;
   uint64_t *const end = out + max;

@@ -26,9 +26,9 @@ struct SyscallTable {
 
 constexpr SyscallTable make_table() {
   SyscallTable t;
-#define SYSCALL(n, num)          \
+#define SYSCALL(n, num)                               \
   static_assert(num > 0 && num < SyscallTable::SIZE); \
-  t.handler[num] = sys_##n;      \
+  t.handler[num] = sys_##n;                           \
   t.name[num] = #n;
 #include "abi/syscalls.def"
 #undef SYSCALL

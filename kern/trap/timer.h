@@ -14,7 +14,7 @@ extern Spinlock tickslock;
 // Decide, on the boot hart before any other starts, how every hart arms its timer
 // (Sstc or SBI TIME), and print it.
 void timer_init();
-void timer_init_hart();  // arm this hart's timer and enable its interrupt
+void timer_init_hart();      // arm this hart's timer and enable its interrupt
 void timer_start_quantum();  // the scheduler is about to run a process on this hart
 // Handle a timer interrupt. Returns true if the running process should yield.
 // `kf` is the kernel frame when the trap came from supervisor mode, else nullptr.

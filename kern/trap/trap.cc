@@ -32,7 +32,6 @@
 
 using riscv::Cause;
 
-
 namespace {
 
 enum class Intr { NotDevice, Handled, Preempt };
@@ -105,8 +104,8 @@ extern "C" void usertrap() {
   } else {
     what = devintr(scause, nullptr);
     if (what == Intr::NotDevice) {
-      kprintf("killed pid %d (%s): %s at address %p, pc %p\n", p->pid, p->name,
-              cause_name(scause), reinterpret_cast<void *>(CSR_READ(stval)),
+      kprintf("killed pid %d (%s): %s at address %p, pc %p\n", p->pid, p->name, cause_name(scause),
+              reinterpret_cast<void *>(CSR_READ(stval)),
               reinterpret_cast<void *>(p->trapframe->epc));
       setkilled(p);
     }

@@ -30,11 +30,15 @@ TEST(Json, ObjectsArraysAndCommas) {
     w.key("empty").begin_array().end_array();
     w.end_object();
   });
-  EXPECT_EQ(s, R"({"pid":3,"samples":[{"address":4096,"kernel":true},{"address":0,"kernel":false}],"empty":[]})");
+  EXPECT_EQ(
+      s,
+      R"({"pid":3,"samples":[{"address":4096,"kernel":true},{"address":0,"kernel":false}],"empty":[]})");
 }
 
 TEST(Json, NumbersAtTheLimits) {
-  EXPECT_EQ(render([](json::Writer &w) { w.begin_array().number(0).number(18446744073709551615ull).end_array(); }),
+  EXPECT_EQ(render([](json::Writer &w) {
+              w.begin_array().number(0).number(18446744073709551615ull).end_array();
+            }),
             "[0,18446744073709551615]");
 }
 
@@ -185,23 +189,25 @@ TEST(Json, TheWorstByteTakesMaxEscape) {
 TEST(Json, WritesASampleForAParser) {
   const char *path = std::getenv("JSON_SAMPLE");
   if (path == nullptr) GTEST_SKIP() << "JSON_SAMPLE not set (run through tests/host/Makefile)";
-  std::string s = render([](json::Writer &w) {
-    w.begin_array();
-    for (int i = 0; i < 3; i++) {
-      w.begin_object();
-      w.key("pid").number(i).key("mode").string(i ? "kernel" : "user");
-      w.key("samples").begin_array();
-      w.begin_object().key("symbol").string("Spinlock::acquire()\t\"x\"\\").end_object();
-      w.begin_object().key("symbol").string("\x01\x1f\x7f\xff").end_object();
-      std::string every;
-      for (int c = 1; c < 256; c++) every += static_cast<char>(c);
-      w.begin_object().key("symbol").string(every.c_str()).end_object();
-      w.begin_object().key("symbol").string(every.c_str(), 100).end_object();
-      w.end_array();
-      w.end_object();
-    }
-    w.end_array();
-  }, 32768);
+  std::string s = render(
+      [](json::Writer &w) {
+        w.begin_array();
+        for (int i = 0; i < 3; i++) {
+          w.begin_object();
+          w.key("pid").number(i).key("mode").string(i ? "kernel" : "user");
+          w.key("samples").begin_array();
+          w.begin_object().key("symbol").string("Spinlock::acquire()\t\"x\"\\").end_object();
+          w.begin_object().key("symbol").string("\x01\x1f\x7f\xff").end_object();
+          std::string every;
+          for (int c = 1; c < 256; c++) every += static_cast<char>(c);
+          w.begin_object().key("symbol").string(every.c_str()).end_object();
+          w.begin_object().key("symbol").string(every.c_str(), 100).end_object();
+          w.end_array();
+          w.end_object();
+        }
+        w.end_array();
+      },
+      32768);
   ASSERT_LT(s.size(), 32768u);
   FILE *f = std::fopen(path, "w");
   ASSERT_NE(f, nullptr);

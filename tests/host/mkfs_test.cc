@@ -52,8 +52,7 @@ class Reader {
   }
 
   uint32_t block_of(const DiskInode &di, uint32_t index) const {
-    if (index < fsfmt::NDIRECT)
-      return di.addrs[index];
+    if (index < fsfmt::NDIRECT) return di.addrs[index];
     uint32_t b;
     std::memcpy(&b, block(di.addrs[fsfmt::NDIRECT]) + (index - fsfmt::NDIRECT) * 4, 4);
     return b;
@@ -81,12 +80,13 @@ class Reader {
   SuperBlock sb_;
 };
 
-std::string entry_name(const DirEntry &de) { return std::string(de.name, strnlen(de.name, fsfmt::DIRSIZ)); }
+std::string entry_name(const DirEntry &de) {
+  return std::string(de.name, strnlen(de.name, fsfmt::DIRSIZ));
+}
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
-  for (size_t i = 0; i < n; i++)
-    v[i] = static_cast<uint8_t>(seed + i * 7 + i / 1024);
+  for (size_t i = 0; i < n; i++) v[i] = static_cast<uint8_t>(seed + i * 7 + i / 1024);
   return v;
 }
 
@@ -110,8 +110,7 @@ TEST(Layout, RegionsAreContiguousAndJustBigEnough) {
   for (uint32_t size : {100u, 2000u, 8191u, 8192u, 8193u, 40000u, 100000u}) {
     for (uint32_t ninodes : {2u, 16u, 17u, 200u, 1024u, 1025u}) {
       mkfs::Layout l;
-      if (!mkfs::plan_layout(size, ninodes, l).ok())
-        continue;
+      if (!mkfs::plan_layout(size, ninodes, l).ok()) continue;
       SCOPED_TRACE("size " + std::to_string(size) + " ninodes " + std::to_string(ninodes));
       EXPECT_EQ(l.inodestart, l.logstart + l.nlog);
       EXPECT_EQ(l.bmapstart, l.inodestart + l.ninodeblocks);
@@ -182,8 +181,7 @@ TEST(Image, SuperblockFields) {
   const uint8_t *b1 = r.block(1);
   EXPECT_EQ(b1[0], 0x40);
   EXPECT_EQ(b1[3], 0x10);
-  for (uint32_t i = sizeof(SuperBlock); i < BSIZE; i++)
-    ASSERT_EQ(b1[i], 0) << "byte " << i;
+  for (uint32_t i = sizeof(SuperBlock); i < BSIZE; i++) ASSERT_EQ(b1[i], 0) << "byte " << i;
 }
 
 TEST(Image, BootBlockAndLogAreZero) {
@@ -220,8 +218,7 @@ TEST(Image, FilesAppearInTheRootInOrder) {
   mkfs::ImageBuilder image(plan());
   std::vector<std::vector<uint8_t>> data = {pattern(0, 1), pattern(10, 2), pattern(5000, 3)};
   const char *names[] = {"empty", "small", "five"};
-  for (int i = 0; i < 3; i++)
-    ASSERT_TRUE(image.add_file(names[i], data[i]).ok());
+  for (int i = 0; i < 3; i++) ASSERT_TRUE(image.add_file(names[i], data[i]).ok());
   Reader r(image.bytes());
   std::vector<DirEntry> es = r.entries(fsfmt::ROOTINO);
   ASSERT_EQ(es.size(), 5u);
@@ -243,8 +240,7 @@ TEST(Image, IndirectBlockCarriesTheThirteenthBlockOn) {
   ASSERT_TRUE(image.add_file("big", data).ok());
   Reader r(image.bytes());
   DiskInode di = r.inode(2);
-  for (uint32_t i = 0; i <= fsfmt::NDIRECT; i++)
-    EXPECT_NE(di.addrs[i], 0u) << "slot " << i;
+  for (uint32_t i = 0; i <= fsfmt::NDIRECT; i++) EXPECT_NE(di.addrs[i], 0u) << "slot " << i;
   EXPECT_NE(r.block_of(di, fsfmt::NDIRECT), 0u);
   EXPECT_EQ(r.block_of(di, fsfmt::NDIRECT + 1), 0u);
   EXPECT_EQ(r.contents(2), data);
@@ -276,12 +272,10 @@ TEST(Image, BitmapMarksExactlyTheUsedBlocks) {
 
   // Collect every block the file system uses, from the inodes.
   std::vector<bool> used(FSSIZE, false);
-  for (uint32_t b = 0; b < r.sb().size - r.sb().nblocks; b++)
-    used[b] = true;
+  for (uint32_t b = 0; b < r.sb().size - r.sb().nblocks; b++) used[b] = true;
   for (uint32_t inum = 1; inum < NINODES; inum++) {
     DiskInode di = r.inode(inum);
-    if (di.type == fsfmt::T_FREE)
-      continue;
+    if (di.type == fsfmt::T_FREE) continue;
     uint32_t nblocks = (di.size + BSIZE - 1) / BSIZE;
     for (uint32_t i = 0; i < nblocks; i++) {
       uint32_t b = r.block_of(di, i);
@@ -300,8 +294,7 @@ TEST(Image, BitmapMarksExactlyTheUsedBlocks) {
   }
   EXPECT_EQ(marked, image.used_blocks());
   // Bits past the end of the image stay clear.
-  for (uint32_t b = FSSIZE; b < fsfmt::BPB; b++)
-    ASSERT_FALSE(r.marked(b)) << "block " << b;
+  for (uint32_t b = FSSIZE; b < fsfmt::BPB; b++) ASSERT_FALSE(r.marked(b)) << "block " << b;
 }
 
 // --- Names -----------------------------------------------------------------------------------
@@ -318,7 +311,7 @@ TEST(Names, LeadingUnderscoreAndDirectoriesAreDropped) {
 
 TEST(Names, Rules) {
   EXPECT_TRUE(mkfs::check_name("a").ok());
-  EXPECT_TRUE(mkfs::check_name("abcdefghijklmn").ok());  // 14
+  EXPECT_TRUE(mkfs::check_name("abcdefghijklmn").ok());    // 14
   EXPECT_FALSE(mkfs::check_name("abcdefghijklmno").ok());  // 15
   EXPECT_FALSE(mkfs::check_name("").ok());
   EXPECT_FALSE(mkfs::check_name(".").ok());
@@ -346,8 +339,7 @@ TEST(Names, ShortNamesArePaddedWithNul) {
   ASSERT_TRUE(image.add_file("ab", {}).ok());
   Reader r(image.bytes());
   DirEntry de = r.entries(fsfmt::ROOTINO)[2];
-  for (uint32_t i = 2; i < fsfmt::DIRSIZ; i++)
-    EXPECT_EQ(de.name[i], 0) << "byte " << i;
+  for (uint32_t i = 2; i < fsfmt::DIRSIZ; i++) EXPECT_EQ(de.name[i], 0) << "byte " << i;
 }
 
 TEST(Names, DuplicatesAreRejected) {
@@ -397,8 +389,7 @@ TEST(Limits, NewRootDirectoryBlockIsCounted) {
   ASSERT_TRUE(mkfs::plan_layout(plan(FSSIZE, 80).datastart + 2, 80, l).ok());
   mkfs::ImageBuilder image(l);
   // 64 entries fill the root's first block; "." and ".." are two of them.
-  for (int i = 0; i < 62; i++)
-    ASSERT_TRUE(image.add_file("e" + std::to_string(i), {}).ok()) << i;
+  for (int i = 0; i < 62; i++) ASSERT_TRUE(image.add_file("e" + std::to_string(i), {}).ok()) << i;
   // The next entry needs the last block for the directory, so a one-block file cannot fit.
   EXPECT_FALSE(image.add_file("x", pattern(1, 0)).ok());
   EXPECT_TRUE(image.add_file("y", {}).ok());

@@ -56,7 +56,8 @@ TEST(String, MoveMatchesTheHostsAtAnyAlignmentAndOverlap) {
       to = near <= kBuf - n ? near : from;
     }
     std::memmove(want + to, want + from, n);
-    void *got = k % 2 ? tern_memmove(buf + to, buf + from, n) : tern_memcpy(buf + to, buf + from, n);
+    void *got =
+        k % 2 ? tern_memmove(buf + to, buf + from, n) : tern_memcpy(buf + to, buf + from, n);
     ASSERT_EQ(got, buf + to) << "seed " << seed << " case " << k;
     ASSERT_EQ(std::memcmp(buf, want, kBuf), 0)
         << "seed " << seed << " case " << k << ": " << n << " bytes from " << from << " to " << to;
@@ -80,7 +81,7 @@ TEST(String, MoveReadsNoPageButItsOwn) {
   for (size_t n = 0; n <= 80; n++) {
     for (size_t skew = 0; skew < 8; skew++) {
       for (size_t dskew = 0; dskew < 8; dskew++, cases++) {
-        const unsigned char *first = mid + skew;             // at the start of the page
+        const unsigned char *first = mid + skew;            // at the start of the page
         const unsigned char *last = mid + page - n - skew;  // at its end
         for (const unsigned char *src : {first, last}) {
           tern_memmove(out + dskew, src, n);

@@ -165,7 +165,7 @@ TEST(Symtab, AgreesWithALinearScanOnABigTable) {
   for (uint64_t probe = syms.front().addr - 10; probe < syms.back().addr + 80; probe += 3) {
     std::string expected = "(none)";
     for (size_t i = 0; i < syms.size(); i++) {
-      uint64_t end = syms[i].size        ? syms[i].addr + syms[i].size
+      uint64_t end = syms[i].size          ? syms[i].addr + syms[i].size
                      : i + 1 < syms.size() ? syms[i + 1].addr
                                            : syms[i].addr;
       if (syms[i].addr <= probe && (i + 1 == syms.size() || syms[i + 1].addr > probe))
@@ -339,8 +339,8 @@ TEST(Symtab, StringTableOutOfBoundsOrUnterminatedGivesEmptyTable) {
 TEST(Symtab, NameOffsetOutsideTheStringTableIsNotFollowed) {
   Blob blob(kThree);
   std::vector<uint64_t> words = aligned_copy(blob.bytes());
-  auto *entries = reinterpret_cast<symtab::Entry *>(
-      reinterpret_cast<uint8_t *>(words.data()) + sizeof(symtab::Header));
+  auto *entries = reinterpret_cast<symtab::Entry *>(reinterpret_cast<uint8_t *>(words.data()) +
+                                                    sizeof(symtab::Header));
   entries[1].name = 0x7fffffff;
   symtab::Table t = symtab::Table::from(words.data(), blob.bytes().size());
   ASSERT_FALSE(t.empty());
@@ -352,8 +352,7 @@ TEST(Symtab, NameOffsetOutsideTheStringTableIsNotFollowed) {
 
 TEST(Symtab, ReadsWhatMksymtabWrites) {
   const char *path = std::getenv("SYMTAB_SAMPLE");
-  if (path == nullptr)
-    GTEST_SKIP() << "SYMTAB_SAMPLE is not set (the Makefile sets it)";
+  if (path == nullptr) GTEST_SKIP() << "SYMTAB_SAMPLE is not set (the Makefile sets it)";
   std::ifstream in(path, std::ios::binary);
   ASSERT_TRUE(in) << path;
   std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -55,7 +55,8 @@ FakeMemory chain() {
 
 TEST(Walk, FollowsAChainToTheEnd) {
   FakeMemory m = chain();
-  EXPECT_EQ(walk(m, {0x3f0, 0x10f30, 0x999}), (std::vector<uint64_t>{0x3f0, 0x300, 0x200, 0x100, 0x10}));
+  EXPECT_EQ(walk(m, {0x3f0, 0x10f30, 0x999}),
+            (std::vector<uint64_t>{0x3f0, 0x300, 0x200, 0x100, 0x10}));
 }
 
 TEST(Walk, LeafFrameUsesTheRaRegister) {
@@ -63,7 +64,8 @@ TEST(Walk, LeafFrameUsesTheRaRegister) {
   FakeMemory m = chain();
   m.put(0x10f20 - 8, 0x10f30);  // leaf record at fp 0x10f20: just middle's... hot's caller fp
   m.put(0x10f20 - 16, 0xdead);  // a local variable below it
-  EXPECT_EQ(walk(m, {0x3f0, 0x10f20, 0x300}), (std::vector<uint64_t>{0x3f0, 0x300, 0x300, 0x200, 0x100, 0x10}));
+  EXPECT_EQ(walk(m, {0x3f0, 0x10f20, 0x300}),
+            (std::vector<uint64_t>{0x3f0, 0x300, 0x300, 0x200, 0x100, 0x10}));
 }
 
 TEST(Walk, LeafRuleOnlyInTheFirstFrame) {
@@ -148,8 +150,8 @@ TEST(Walk, FpAtTheTopOfTheStackIsAllowed) {
 
 TEST(SyscallStub, FindsTheEcallAroundPc) {
   // li a7,5 (c.li: 0x48 0x95) ; ecall (73 00 00 00) ; ret (c.jr ra: 0x82 0x80)
-  const uint8_t stub[] = {0x01, 0x00, 0x01, 0x00, 0x95, 0x48, 0x73, 0x00, 0x00, 0x00,
-                          0x82, 0x80, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00};
+  const uint8_t stub[] = {0x01, 0x00, 0x01, 0x00, 0x95, 0x48, 0x73, 0x00, 0x00, 0x00, 0x82,
+                          0x80, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x01, 0x00};
   auto window = [&](int pc_offset) {
     uint8_t w[12];
     for (int i = 0; i < 12; i++) w[i] = stub[pc_offset - 4 + i];
@@ -159,7 +161,8 @@ TEST(SyscallStub, FindsTheEcallAroundPc) {
   EXPECT_TRUE(window(6));    // on the ecall
   EXPECT_TRUE(window(10));   // on the ret, as during the call
   EXPECT_FALSE(window(14));  // past it
-  const uint8_t plain[12] = {0x13, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00, 0x13, 0x00, 0x00, 0x00};
+  const uint8_t plain[12] = {0x13, 0x00, 0x00, 0x00, 0x13, 0x00,
+                             0x00, 0x00, 0x13, 0x00, 0x00, 0x00};
   EXPECT_FALSE(profwalk::in_syscall_stub(plain));
 }
 
@@ -194,8 +197,7 @@ TEST(SyscallStub, WindowFromEcallAddressesAgreesWithTheCode) {
           << "seed " << seed << " round " << round << " pc offset " << off;
     }
   }
-  std::printf("ecall window: seed %llu, %d cases\n", static_cast<unsigned long long>(seed),
-              cases);
+  std::printf("ecall window: seed %llu, %d cases\n", static_cast<unsigned long long>(seed), cases);
 }
 
 }  // namespace

@@ -416,10 +416,11 @@ void report_profiled(const char *name, const char *what, int amount, int hz, uns
   ProfileShape shape = hz > 0 ? profile_shape() : ProfileShape{};
   set_rate(PROF_DEFAULT_HZ);
   profile(0, PROF_CLEAR, 0);
-  printf("bsys: %s frames %d %s %d hz %d insns %lu samples %ld cost_ns %ld frames_total %ld "
-         "kernel_frames %ld kernel_samples %ld\n",
-         name, frames_asked, what, amount, hz, insns, recorded, cost, shape.frames,
-         shape.kernel_frames, shape.kernel_samples);
+  printf(
+      "bsys: %s frames %d %s %d hz %d insns %lu samples %ld cost_ns %ld frames_total %ld "
+      "kernel_frames %ld kernel_samples %ld\n",
+      name, frames_asked, what, amount, hz, insns, recorded, cost, shape.frames,
+      shape.kernel_frames, shape.kernel_samples);
 }
 
 }  // namespace

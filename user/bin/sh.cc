@@ -28,13 +28,13 @@ namespace {
 
 // ---- Limits ---------------------------------------------------------------------------------
 
-constexpr int LINE_MAX = 512;        // longest input line
-constexpr int MAX_TOKENS = 128;      // tokens in one line
-constexpr int MAX_STAGES = 16;       // commands in one pipeline
-constexpr int MAX_LIST_ITEMS = 16;    // pipelines in one list
-constexpr int MAX_COMMANDS = 64;     // commands in one line, all nesting levels together
+constexpr int LINE_MAX = 512;       // longest input line
+constexpr int MAX_TOKENS = 128;     // tokens in one line
+constexpr int MAX_STAGES = 16;      // commands in one pipeline
+constexpr int MAX_LIST_ITEMS = 16;  // pipelines in one list
+constexpr int MAX_COMMANDS = 64;    // commands in one line, all nesting levels together
 constexpr int MAX_PIPELINES = 64;
-constexpr int MAX_LISTS = 16;        // parenthesis depth, roughly
+constexpr int MAX_LISTS = 16;  // parenthesis depth, roughly
 
 // ---- Tokens ---------------------------------------------------------------------------------
 
@@ -74,13 +74,34 @@ bool tokenize(const char *s) {
       return true;
     }
     switch (*s) {
-      case '|': t.kind = Tok::Pipe; s++; continue;
-      case ';': t.kind = Tok::Semi; s++; continue;
-      case '&': t.kind = Tok::Amp; s++; continue;
-      case '<': t.kind = Tok::Less; s++; continue;
-      case '>': t.kind = Tok::Great; s++; continue;
-      case '(': t.kind = Tok::LParen; s++; continue;
-      case ')': t.kind = Tok::RParen; s++; continue;
+      case '|':
+        t.kind = Tok::Pipe;
+        s++;
+        continue;
+      case ';':
+        t.kind = Tok::Semi;
+        s++;
+        continue;
+      case '&':
+        t.kind = Tok::Amp;
+        s++;
+        continue;
+      case '<':
+        t.kind = Tok::Less;
+        s++;
+        continue;
+      case '>':
+        t.kind = Tok::Great;
+        s++;
+        continue;
+      case '(':
+        t.kind = Tok::LParen;
+        s++;
+        continue;
+      case ')':
+        t.kind = Tok::RParen;
+        s++;
+        continue;
       default: break;
     }
     t.kind = Tok::Word;
@@ -109,9 +130,9 @@ struct List;
 struct Command {
   char *argv[MAXARG + 1];  // simple command: the words, null-terminated
   int argc;
-  List *group;             // parenthesised list instead of a program, or null
-  char *in;                // '<' file, or null
-  char *out;               // '>' file, or null
+  List *group;  // parenthesised list instead of a program, or null
+  char *in;     // '<' file, or null
+  char *out;    // '>' file, or null
 };
 
 struct Pipeline {

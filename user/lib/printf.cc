@@ -70,8 +70,7 @@ void put_padded(Output &out, const Spec &spec, const char *text, int len) {
 
 // Prints the magnitude in the given base, with a '-' in front when negative is set. Zero
 // padding goes between the sign and the digits, so "%05d" of -42 is "-0042".
-void put_number(Output &out, const Spec &spec, unsigned long magnitude, int base,
-                bool negative) {
+void put_number(Output &out, const Spec &spec, unsigned long magnitude, int base, bool negative) {
   static constexpr char DIGITS[] = "0123456789abcdef";
   char digits[24];
   int n = 0;
@@ -125,10 +124,10 @@ int format(Output &out, const char *fmt, __builtin_va_list ap) {
       }
       case 'u':
       case 'x':
-        put_number(out, spec,
-                   is_long ? __builtin_va_arg(ap, unsigned long)
-                           : __builtin_va_arg(ap, unsigned int),
-                   *fmt == 'x' ? 16 : 10, false);
+        put_number(
+            out, spec,
+            is_long ? __builtin_va_arg(ap, unsigned long) : __builtin_va_arg(ap, unsigned int),
+            *fmt == 'x' ? 16 : 10, false);
         break;
       case 'p': {
         // Always all 16 hex digits, so addresses line up in columns.
@@ -152,9 +151,7 @@ int format(Output &out, const char *fmt, __builtin_va_list ap) {
         put_padded(out, spec, &c, 1);
         break;
       }
-      case '%':
-        out.put('%');
-        break;
+      case '%': out.put('%'); break;
       case '\0':
         // A lone '%' at the very end: print it rather than read past the string.
         out.put('%');

@@ -105,8 +105,7 @@ extern volatile unsigned long spin_sink;
 
 // Spins `rounds` steps at a time until the uptime clock reaches `deadline` (in 100 ms
 // ticks). Inlined into the caller like spin_rounds: the samples name the caller.
-[[gnu::always_inline]] inline unsigned long spin_until(int deadline, int rounds,
-                                                       unsigned long x) {
+[[gnu::always_inline]] inline unsigned long spin_until(int deadline, int rounds, unsigned long x) {
   while (uptime() < deadline) {
     x = spin_rounds(x, rounds);
     spin_sink = x;

@@ -58,9 +58,9 @@ constexpr int WORKERS = 3;
 constexpr int SUBDIRS = 3;
 constexpr int FILE_SLOTS = 8;
 constexpr uint MAX_FILE_BYTES = 16 * 1024;
-constexpr uint HEADER_BYTES = 16;               // "<TTTTTTTT:LLLLL|"
-constexpr uint MIN_RECORD = HEADER_BYTES + 1;   // a header and the '\n'
-constexpr uint MAX_RECORD = 3000;               // up to four blocks: often two transactions
+constexpr uint HEADER_BYTES = 16;              // "<TTTTTTTT:LLLLL|"
+constexpr uint MIN_RECORD = HEADER_BYTES + 1;  // a header and the '\n'
+constexpr uint MAX_RECORD = 3000;              // up to four blocks: often two transactions
 constexpr long REPORT_EVERY = 20;
 
 // A file or name lives either in the worker's own directory or in one of its subdirectories.
@@ -93,9 +93,9 @@ class Path {
 // times; a disagreement the program can observe (a size, a link count) is reported.
 struct FileSlot {
   bool exists = false;
-  int dir = TOP_DIR;        // where the file's own name is
-  uint gen = 0;             // bumped by every rename
-  bool has_alias = false;   // a second name, in alias_dir, with the same generation
+  int dir = TOP_DIR;       // where the file's own name is
+  uint gen = 0;            // bumped by every rename
+  bool has_alias = false;  // a second name, in alias_dir, with the same generation
   int alias_dir = TOP_DIR;
   uint size = 0;
 };

@@ -26,7 +26,6 @@ void check(const char *name, int got, int want) {
   }
 }
 
-
 // A child that has exited and not been waited for: a zombie. Its end of a pipe is closed
 // on the way out, so the end of the pipe says it is exiting; exit's remaining steps (the
 // profiler's hook, dropping its directory and executable) may still sleep, so how long they

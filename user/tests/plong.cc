@@ -23,8 +23,7 @@ int main(int argc, char **argv) {
     fprintf(2, "usage: plong [SECONDS]\n");
     return 1;
   }
-  profiler_demo::long_names::spin_in_a_function_with_a_long_name(getpid(),
-                                                                 uptime() + 10 * seconds);
+  profiler_demo::long_names::spin_in_a_function_with_a_long_name(getpid(), uptime() + 10 * seconds);
   printf("plong: done\n");
   return 0;
 }

@@ -28,12 +28,19 @@ volatile unsigned long sink;
 extern "C" {
 
 // Spins until the uptime clock reaches `deadline` (in 100 ms ticks).
-__attribute__((noinline, noclone)) unsigned long fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(int deadline) {
+__attribute__((noinline, noclone)) unsigned long
+fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(int deadline) {
   return spin_until(deadline, 300, 88172645463325252UL);  // short: much time in uptime()
 }
 
-__attribute__((noinline, noclone)) unsigned long descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(int depth, int deadline) {
-  unsigned long r = depth > 1 ? descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(depth - 1, deadline) : fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(deadline);
+__attribute__((noinline, noclone)) unsigned long
+descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(
+    int depth, int deadline) {
+  unsigned long r =
+      depth > 1
+          ? descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(
+                depth - 1, deadline)
+          : fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(deadline);
   return r + static_cast<unsigned long>(depth);
 }
 
@@ -46,7 +53,8 @@ int main(int argc, char **argv) {
     fprintf(2, "usage: pnames N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
     return 1;
   }
-  sink = descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(depth, uptime() + 10 * seconds);
+  sink = descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(
+      depth, uptime() + 10 * seconds);
   printf("pnames: done\n");
   return 0;
 }

@@ -41,8 +41,8 @@ void expect_counts(const char *when, long want) {
   checks++;
   long profiled = stat_number("profiled"), flagged = stat_number("flagged");
   if (profiled != want || flagged != want) {
-    printf("profon: FAIL %s: profiled %ld flagged %ld, expected %ld\n", when, profiled,
-           flagged, want);
+    printf("profon: FAIL %s: profiled %ld flagged %ld, expected %ld\n", when, profiled, flagged,
+           want);
     failures++;
   }
 }
@@ -128,8 +128,10 @@ int main() {
   close(wfd);  // the child reads end of file and exits
   int refused = 0;
   for (int i = 0; i < 50 && refused == 0; i++) {
-    if (profile(pid, PROF_ON, 0) < 0) refused = 1;
-    else sleep(1);
+    if (profile(pid, PROF_ON, 0) < 0)
+      refused = 1;
+    else
+      sleep(1);
   }
   checks++;
   if (!refused) {
@@ -154,7 +156,9 @@ int main() {
   reap(pid, "killed child");
   expect_counts("after the killed child was reaped", base);
 
-  if (failures == 0) printf("profon: ok, %d checks\n", checks);
-  else printf("profon: %d of %d checks failed\n", failures, checks);
+  if (failures == 0)
+    printf("profon: ok, %d checks\n", checks);
+  else
+    printf("profon: %d of %d checks failed\n", failures, checks);
   return failures == 0 ? 0 : 1;
 }

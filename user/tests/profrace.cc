@@ -49,11 +49,8 @@ void spin(int n) {
 
 [[noreturn]] void child(int kind, Rng &rng) {
   switch (kind) {
-    case 0:
-      break;
-    case 1:
-      spin(rng.below(20000));
-      break;
+    case 0: break;
+    case 1: spin(rng.below(20000)); break;
     case 2:
       if (fork() == 0) exit(0);
       break;
@@ -63,9 +60,7 @@ void spin(int n) {
       exec("/profrace", argv);
       exit(2);  // exec failed
     }
-    default:
-      profile(getpid(), PROF_ON, 0);
-      break;
+    default: profile(getpid(), PROF_ON, 0); break;
   }
   exit(0);
 }
@@ -91,8 +86,7 @@ void spin(int n) {
     }
     int status = -1;
     if (wait(&status) != pid || status != 0) {
-      printf("profrace: FAIL round %d: child %d (kind %d) exited with %d\n", r, pid, kind,
-             status);
+      printf("profrace: FAIL round %d: child %d (kind %d) exited with %d\n", r, pid, kind, status);
       exit(1);
     }
   }
@@ -158,14 +152,15 @@ int main(int argc, char **argv) {
     }
     if (after.profiled == before.profiled && after.flagged == before.flagged) break;
     if (now_ms() > deadline) {
-      printf("profrace: FAIL after %d rounds: profiled %ld flagged %ld, before: profiled %ld "
-             "flagged %ld\n",
-             rounds * workers, after.profiled, after.flagged, before.profiled, before.flagged);
+      printf(
+          "profrace: FAIL after %d rounds: profiled %ld flagged %ld, before: profiled %ld "
+          "flagged %ld\n",
+          rounds * workers, after.profiled, after.flagged, before.profiled, before.flagged);
       exit(1);
     }
     sleep(1);
   }
-  printf("profrace: ok, %d rounds, profiled %ld flagged %ld\n", rounds * workers,
-         after.profiled, after.flagged);
+  printf("profrace: ok, %d rounds, profiled %ld flagged %ld\n", rounds * workers, after.profiled,
+         after.flagged);
   exit(0);
 }

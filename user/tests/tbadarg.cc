@@ -25,7 +25,7 @@ unsigned long heap_end;
 // The five kinds of bad address.
 enum Target { Kernel, AllOnes, MaxVa, Unmapped, Straddle, TARGETS };
 constexpr const char *TARGET_NAMES[TARGETS] = {"kernel", "allones", "maxva", "unmapped",
-                                                "straddle"};
+                                               "straddle"};
 
 // Returns the bad address of the given kind. For Straddle, `overlap` bytes of the object
 // lie in mapped memory and the rest beyond its end; those bytes are filled with 'a', so a
@@ -60,8 +60,7 @@ int nfailures = 0;
 
 void report(const char *call, int kind, long ret, int child_status = 0, bool in_child = false) {
   if (in_child) {
-    printf("%s/%s: ret %ld (child exit status %d)\n", call, TARGET_NAMES[kind], ret,
-           child_status);
+    printf("%s/%s: ret %ld (child exit status %d)\n", call, TARGET_NAMES[kind], ret, child_status);
   } else {
     printf("%s/%s: ret %ld\n", call, TARGET_NAMES[kind], ret);
   }

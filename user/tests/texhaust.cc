@@ -41,9 +41,9 @@
 namespace {
 
 constexpr int NAMES = 8;
-constexpr int POOL = 64;    // files a holder may keep open: enough to fill NINODE
-constexpr int SLACK = 3;    // files the program may hold itself, to free slots later
-constexpr int EXES = 34;    // more than the profiler's image table holds
+constexpr int POOL = 64;  // files a holder may keep open: enough to fill NINODE
+constexpr int SLACK = 3;  // files the program may hold itself, to free slots later
+constexpr int EXES = 34;  // more than the profiler's image table holds
 constexpr int OPS_PER_ROUND = 6;
 constexpr int HOLDERS = 16;
 constexpr short DEV_MAJOR = 9;  // a device number nothing serves: never opened for I/O
@@ -51,7 +51,7 @@ constexpr short DEV_MAJOR = 9;  // a device number nothing serves: never opened 
 enum Kind : char { Absent = 0, File = 'F', Link = 'L', Dir = 'D', Dev = 'N' };
 enum Table { None, Inodes, Files, Pipes, Procs, Images, Buffers, TABLES };
 constexpr const char *TABLE_NAMES[TABLES] = {"none",  "inodes", "files",  "pipes",
-                                              "procs", "images", "buffers"};
+                                             "procs", "images", "buffers"};
 
 Kind model[NAMES];
 Rng rng{1};  // seeded by main
@@ -92,9 +92,9 @@ bool make_file(const char *path) {
 struct Holders {
   int pids[NPROC];
   int n = 0;
-  int release_w = -1;   // closing it lets every holder blocked on its read end exit
+  int release_w = -1;             // closing it lets every holder blocked on its read end exit
   int control[3] = {-1, -1, -1};  // the other ends of the control pipes
-  bool killed = false;  // buffer readers never block: they are killed instead
+  bool killed = false;            // buffer readers never block: they are killed instead
 };
 
 // What one holder does before it blocks: grab as much of `table` as it can.
@@ -251,13 +251,12 @@ bool one_call(const char *table, bool strict, int *failed) {
       may = was != Absent;
       break;
     }
-    default:
-      break;
+    default: break;
   }
   cases++;
   if (r == 0 && !may) {
-    printf("texhaust: FAIL %s: %s %s returned 0, but the name was %c\n", table, OP_NAMES[op],
-           path, was ? static_cast<char>(was) : '-');
+    printf("texhaust: FAIL %s: %s %s returned 0, but the name was %c\n", table, OP_NAMES[op], path,
+           was ? static_cast<char>(was) : '-');
     failures++;
   } else if (r != 0 && may && strict) {
     printf("texhaust: FAIL %s: %s %s failed with no table full (the name was %c)\n", table,
@@ -315,8 +314,8 @@ void check_dir(const char *table) {
     Kind want = model[k];
     if (want == Link) links++;
     if ((at >= 0) != (want != Absent)) {
-      printf("texhaust: FAIL %s: %s is %s in /tx, but the calls that returned 0 say %c\n",
-             table, name, at >= 0 ? "present" : "absent", want ? static_cast<char>(want) : '-');
+      printf("texhaust: FAIL %s: %s is %s in /tx, but the calls that returned 0 say %c\n", table,
+             name, at >= 0 ? "present" : "absent", want ? static_cast<char>(want) : '-');
       failures++;
       continue;
     }
@@ -339,8 +338,7 @@ void check_dir(const char *table) {
   }
   struct stat st;
   if (fstat(old_fd, &st) < 0 || st.nlink != links) {
-    printf("texhaust: FAIL %s: /tx/old has %d links, the model says %d\n", table, st.nlink,
-           links);
+    printf("texhaust: FAIL %s: /tx/old has %d links, the model says %d\n", table, st.nlink, links);
     failures++;
   }
 }

@@ -29,9 +29,7 @@ namespace {
 constexpr unsigned long PAGE_SIZE = 4096;
 constexpr int SURVIVED = 1;  // exit status of a child whose access did not fault
 
-void store_byte(unsigned long addr) {
-  asm volatile("sb zero, 0(%0)" : : "r"(addr) : "memory");
-}
+void store_byte(unsigned long addr) { asm volatile("sb zero, 0(%0)" : : "r"(addr) : "memory"); }
 
 void load_byte(unsigned long addr) {
   unsigned long value;

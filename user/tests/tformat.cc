@@ -26,10 +26,10 @@ struct Conversion {
   Arg arg;
 };
 constexpr Conversion CONVERSIONS[] = {
-    {"%d", Arg::INT},     {"%5d", Arg::INT},    {"%-6d", Arg::INT},   {"%05d", Arg::INT},
-    {"x=%d!", Arg::INT},  {"%u", Arg::UINT},    {"%x", Arg::UINT},    {"%08x", Arg::UINT},
-    {"%ld", Arg::LONG},   {"%lu", Arg::ULONG},  {"%lx", Arg::ULONG},  {"%s", Arg::STR},
-    {"%-9s;", Arg::STR},  {"%7s", Arg::STR},    {"%s%%", Arg::STR},
+    {"%d", Arg::INT},    {"%5d", Arg::INT},   {"%-6d", Arg::INT},  {"%05d", Arg::INT},
+    {"x=%d!", Arg::INT}, {"%u", Arg::UINT},   {"%x", Arg::UINT},   {"%08x", Arg::UINT},
+    {"%ld", Arg::LONG},  {"%lu", Arg::ULONG}, {"%lx", Arg::ULONG}, {"%s", Arg::STR},
+    {"%-9s;", Arg::STR}, {"%7s", Arg::STR},   {"%s%%", Arg::STR},
 };
 constexpr const char *WORDS[] = {"", "a", "tern", "profile", "a longer piece of text"};
 
@@ -92,8 +92,8 @@ int main(int argc, char **argv) {
     }
     char value[17];
     if (c.arg != Arg::STR) hex_bits(bits, value);
-    printf("tformat: %s|%s|%d|%d|%s\n", c.format, c.arg == Arg::STR ? word : value, cap,
-           returned, cap > 0 ? guarded + 1 : "");
+    printf("tformat: %s|%s|%d|%d|%s\n", c.format, c.arg == Arg::STR ? word : value, cap, returned,
+           cap > 0 ? guarded + 1 : "");
   }
   printf("tformat: %s\n", failures == 0 ? "done" : "FAILED");
   return failures == 0 ? 0 : 1;

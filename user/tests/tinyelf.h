@@ -16,7 +16,9 @@ namespace rv {
 inline constexpr unsigned ECALL = 0x00000073;
 inline constexpr unsigned NOP = 0x00000013;
 // addi rd, x0, imm (li rd, imm) for -2048 <= imm < 2048
-constexpr unsigned li(unsigned rd, int imm) { return (static_cast<unsigned>(imm) << 20) | (rd << 7) | 0x13; }
+constexpr unsigned li(unsigned rd, int imm) {
+  return (static_cast<unsigned>(imm) << 20) | (rd << 7) | 0x13;
+}
 // addi rd, rd, imm
 constexpr unsigned addi(unsigned rd, int imm) {
   return (static_cast<unsigned>(imm) << 20) | (rd << 15) | (rd << 7) | 0x13;
@@ -49,16 +51,16 @@ inline bool write_tiny_elf(const char *path, const unsigned *code, int n, unsign
   put(16, 2, 2);          // ET_EXEC
   put(18, 243, 2);        // EM_RISCV
   put(20, 1, 4);
-  put(24, TINY_ELF_CODE, 8);  // entry
-  put(32, 64, 8);             // program headers right after this header
-  put(52, 64, 2);             // ehsize
-  put(54, 56, 2);             // phentsize
-  put(56, 1, 2);              // phnum
-  put(64, 1, 4);              // PT_LOAD
-  put(68, 5, 4);              // R|X
+  put(24, TINY_ELF_CODE, 8);                      // entry
+  put(32, 64, 8);                                 // program headers right after this header
+  put(52, 64, 2);                                 // ehsize
+  put(54, 56, 2);                                 // phentsize
+  put(56, 1, 2);                                  // phnum
+  put(64, 1, 4);                                  // PT_LOAD
+  put(68, 5, 4);                                  // R|X
   put(96, static_cast<unsigned long>(size), 8);   // filesz (offset and vaddr stay 0)
   put(104, static_cast<unsigned long>(size), 8);  // memsz
-  put(112, 4096, 8);                               // align
+  put(112, 4096, 8);                              // align
   for (int i = 0; i < n; i++) put(static_cast<int>(TINY_ELF_CODE) + 4 * i, code[i], 4);
   put(static_cast<int>(TINY_ELF_CODE) + 4 * n, tag, 4);
   int fd = open(path, O_CREATE | O_RDWR | O_TRUNC);

@@ -10,8 +10,8 @@
 //                        victim must be free at once (the grading test checks the image),
 //                        and /proc/profile must still name its functions.
 //   tprofimg orphan      copy /spin to /tp/orphan, start it under the profiler (if profile(2)
-//                        works) and unlink it while it runs, then exit and leave it running. If the machine
-//                        stops now, the file is an orphan, which the next boot must free
+//                        works) and unlink it while it runs, then exit and leave it running. If the
+//                        machine stops now, the file is an orphan, which the next boot must free
 //                        (the crash tests check that).
 //   tprofimg stubs       run program A, whose loop makes system calls, under the profiler
 //                        and read /proc/profile (so the profiler looks at A's code); then
@@ -134,8 +134,8 @@ int keep(int seed) {
     wait(&status);
     if (status != 0) bad++;
   }
-  printf("tprofimg: %d programs kept, %d processes held %d of %d files at once\n", ran, procs,
-         held, procs * per);
+  printf("tprofimg: %d programs kept, %d processes held %d of %d files at once\n", ran, procs, held,
+         procs * per);
   if (held != procs * per || bad != 0) fail("the file workload ran out of in-memory inodes");
   if (failures > 0) return 1;
   printf("tprofimg: keep ok\n");
@@ -210,15 +210,15 @@ int orphan() {
 constexpr int STUB_CODE = 10;
 void stub_program(unsigned *code, bool syscalls) {
   using namespace rv;
-  code[0] = li(RA, 64);                                   // 120
+  code[0] = li(RA, 64);                                    // 120
   code[1] = lui(T0, syscalls ? 0x40 : 0x10000);            // 124: loop count
   code[2] = syscalls ? li(A7, 11 /* SYS_getpid */) : NOP;  // 128
-  code[3] = syscalls ? ECALL : NOP;                      // 132
-  code[4] = addi(T0, -1);                                 // 136
-  code[5] = bnez(T0, syscalls ? -12 : -4);                // 140: to 128 or 136
-  code[6] = li(A0, 0);                                    // 144
-  code[7] = li(A7, 2 /* SYS_exit */);                     // 148
-  code[8] = ECALL;                                        // 152
+  code[3] = syscalls ? ECALL : NOP;                        // 132
+  code[4] = addi(T0, -1);                                  // 136
+  code[5] = bnez(T0, syscalls ? -12 : -4);                 // 140: to 128 or 136
+  code[6] = li(A0, 0);                                     // 144
+  code[7] = li(A7, 2 /* SYS_exit */);                      // 148
+  code[8] = ECALL;                                         // 152
   code[9] = NOP;
 }
 

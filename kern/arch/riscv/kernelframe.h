@@ -17,7 +17,10 @@
 
 // KF(name) is the offset of field `name`, as in `sd ra, KF(ra)(sp)`. The symbols behind it
 // start with .L, so the assembler keeps them out of the kernel's symbol table.
+// (Formatting is off here: the assembler needs the space in `.equ .L`.)
+// clang-format off
 #define KERNELFRAME_FIELD(name, offset) .equ .LKF_##name, offset;
+// clang-format on
 #define KERNELFRAME_GAP(name, words, offset)
 #include "arch/riscv/kernelframe.def"
 #undef KERNELFRAME_FIELD

@@ -5,11 +5,11 @@
 
 #include "lib/types.h"
 
-#define CSR_READ(name)                                   \
-  ({                                                     \
-    u64 v__;                                             \
-    asm volatile("csrr %0, " #name : "=r"(v__));         \
-    v__;                                                 \
+#define CSR_READ(name)                           \
+  ({                                             \
+    u64 v__;                                     \
+    asm volatile("csrr %0, " #name : "=r"(v__)); \
+    v__;                                         \
   })
 #define CSR_WRITE(name, val) asm volatile("csrw " #name ", %0" : : "r"((u64)(val)))
 #define CSR_SET(name, bits) asm volatile("csrs " #name ", %0" : : "r"((u64)(bits)))

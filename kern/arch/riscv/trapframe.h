@@ -21,7 +21,10 @@
 
 // TF(name) is the offset of field `name`, as in `sd ra, TF(ra)(a0)`. The symbols behind it
 // start with .L, so the assembler keeps them out of the kernel's symbol table.
+// (Formatting is off here: the assembler needs the space in `.equ .L`.)
+// clang-format off
 #define TRAPFRAME_FIELD(name, offset) .equ .LTF_##name, offset;
+// clang-format on
 #include "arch/riscv/trapframe.def"
 #undef TRAPFRAME_FIELD
 #define TF(name) .LTF_##name
@@ -37,7 +40,7 @@ struct Trapframe {
 #undef TRAPFRAME_FIELD
 };
 
-#define TRAPFRAME_FIELD(name, offset)                     \
+#define TRAPFRAME_FIELD(name, offset)                          \
   static_assert(__builtin_offsetof(Trapframe, name) == offset, \
                 "Trapframe::" #name " is not where trapframe.def puts it");
 #include "arch/riscv/trapframe.def"

@@ -10,15 +10,15 @@
 // where XXXXXXXX is the 32-bit FNV-1a checksum of the bytes, which a grader computes on the
 // host in one line, and T how long the open and the reads took, in ticks of the `time` CSR
 // (10 MHz; under QEMU's -icount shift=0 a tick is exactly 100 instructions, so T then
-// measures the cost of the reads). Reading a generated file such as /proc/profile with different sizes
-// must give the same line: a read that starts or ends in the middle of a sample must still
+// measures the cost of the reads). Reading a generated file such as /proc/profile with different
+// sizes must give the same line: a read that starts or ends in the middle of a sample must still
 // get exactly the right bytes.
 //
 // LIMIT guards against a file that never ends (a read that ignores its offset returns the
 // same bytes forever): after LIMIT bytes the program stops and prints
-// `labread: longer than LIMIT bytes, T ticks` instead. With `print`, the bytes read are also copied to
-// the console, on a line of their own before the summary (for looking at the start of a
-// large file: `labread /proc/profile 512 512 print`).
+// `labread: longer than LIMIT bytes, T ticks` instead. With `print`, the bytes read are also copied
+// to the console, on a line of their own before the summary (for looking at the start of a large
+// file: `labread /proc/profile 512 512 print`).
 //
 // With -r, FILE is opened OPENS times in a row, and each opening is read with sizes drawn at
 // random (from 1 to 4096, mostly small, from SEED: the same seed gives the same sizes). A
@@ -36,9 +36,9 @@
 namespace {
 
 constexpr int MAX_SIZE = 4096;
-char buf[MAX_SIZE];  // static: the user stack is only one page
+char buf[MAX_SIZE];                     // static: the user stack is only one page
 constexpr long MAX_SAVED = 256L << 10;  // under the largest file (268 KiB)
-char saved[MAX_SAVED];  // the last opening's bytes, for SAVE
+char saved[MAX_SAVED];                  // the last opening's bytes, for SAVE
 long saved_length = 0;
 
 // A decimal number of up to 9 digits, or -1.
@@ -111,8 +111,8 @@ bool read_once(const char *path, int k, Rng &rng, bool keep) {
     total += n;
   }
   close(fd);
-  printf("labread: open %d: %ld bytes, fnv1a %08x, %ld reads, %ld bytes after the end\n", k,
-         total, hash, reads, after);
+  printf("labread: open %d: %ld bytes, fnv1a %08x, %ld reads, %ld bytes after the end\n", k, total,
+         hash, reads, after);
   if (keep) saved_length = total;
   return true;
 }
@@ -144,8 +144,7 @@ int main(int argc, char **argv) {
   long size = number(argv[2]);
   long limit = argc >= 4 ? number(argv[3]) : 1L << 40;
   bool print = argc == 5;
-  if (size < 1 || size > MAX_SIZE || limit < 0 || (print && strcmp(argv[4], "print") != 0))
-    usage();
+  if (size < 1 || size > MAX_SIZE || limit < 0 || (print && strcmp(argv[4], "print") != 0)) usage();
 
   unsigned long start = rdtime();
   int fd = open(argv[1], O_RDONLY);

@@ -43,8 +43,7 @@ __attribute__((noinline)) unsigned long first_steps(unsigned long start) {
 }
 
 __attribute__((noinline)) unsigned long the_rest(unsigned long x, int seconds) {
-  return busy_until(rdtime(), static_cast<unsigned long>(seconds) * 1000 * TIME_TICKS_PER_MS,
-                    x);
+  return busy_until(rdtime(), static_cast<unsigned long>(seconds) * 1000 * TIME_TICKS_PER_MS, x);
 }
 
 }  // extern "C"

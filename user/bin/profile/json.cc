@@ -35,7 +35,9 @@ bool ProfileParser::string(char *buf, int cap) {
     if (c == '\\') {
       c = m_in.get();
       switch (c) {
-        case '"': case '\\': case '/': break;
+        case '"':
+        case '\\':
+        case '/': break;
         case 'b': c = '\b'; break;
         case 'f': c = '\f'; break;
         case 'n': c = '\n'; break;
@@ -55,8 +57,7 @@ bool ProfileParser::string(char *buf, int cap) {
           c = code < 0x80 ? code : '?';
           break;
         }
-        default:
-          return false;
+        default: return false;
       }
     }
     if (buf != nullptr && n < cap - 1) buf[n++] = static_cast<char>(c);

@@ -14,8 +14,8 @@
 
 namespace prof {
 
-constexpr int NAME_MAX = 96;     // longer names are cut (the kernel cuts at 95 as well)
-constexpr int MAX_FRAMES = 64;   // more than the kernel records per sample (32)
+constexpr int NAME_MAX = 96;    // longer names are cut (the kernel cuts at 95 as well)
+constexpr int MAX_FRAMES = 64;  // more than the kernel records per sample (32)
 
 struct Frame {
   char name[NAME_MAX];
@@ -85,11 +85,14 @@ bool ProfileParser::items(char close, Item &&item) {
 
 template <typename Visit>
 bool ProfileParser::each_sample(Visit &&visit) {
-  return expect('[') && items(']', [&] {
-           if (!sample(m_sample)) return false;
-           visit(static_cast<const Sample &>(m_sample));
-           return true;
-         }) && at_end();
+  return expect('[') &&
+         items(']',
+               [&] {
+                 if (!sample(m_sample)) return false;
+                 visit(static_cast<const Sample &>(m_sample));
+                 return true;
+               }) &&
+         at_end();
 }
 
 }  // namespace prof

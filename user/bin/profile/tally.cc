@@ -48,8 +48,8 @@ void Tally::print_top(int n) {
   for (int i = 0; i < n; i++) {
     const FunctionCount &f = *order[i];
     int self = tenths_of_percent(f.self), incl = tenths_of_percent(f.incl);
-    printf("%7d %3d.%d%% %7d %3d.%d%%  %s%s\n", f.self, self / 10, self % 10, f.incl,
-           incl / 10, incl % 10, f.kernel ? "[k] " : "", f.name);
+    printf("%7d %3d.%d%% %7d %3d.%d%%  %s%s\n", f.self, self / 10, self % 10, f.incl, incl / 10,
+           incl % 10, f.kernel ? "[k] " : "", f.name);
   }
   free(order);
 }

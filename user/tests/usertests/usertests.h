@@ -2,9 +2,9 @@
 //
 // usertests is one program built from the files of this folder: main.cc (the runner),
 // helpers.cc (what this header declares) and one file for each family of tests (proc.cc,
-// mem.cc, exec.cc, pipe.cc, badptr.cc, fs.cc, fslimits.cc). A test is a plain function `void name()`. The runner calls it in
-// a child process of its own, so a test that crashes, hangs or corrupts its memory takes
-// nothing else with it: the runner only looks at how the child ended.
+// mem.cc, exec.cc, pipe.cc, badptr.cc, fs.cc, fslimits.cc). A test is a plain function `void
+// name()`. The runner calls it in a child process of its own, so a test that crashes, hangs or
+// corrupts its memory takes nothing else with it: the runner only looks at how the child ended.
 //
 //   exit status 0             the test passed
 //   exit status FAIL_STATUS   the test failed and has already said why (TEST_FAIL)
