@@ -215,6 +215,7 @@ deps-check: deps-test
 
 # --- Tests -----------------------------------------------------------------------------------
 test: deps-test ## install what the tests need if missing, then run every test
+	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
@@ -231,6 +232,20 @@ test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 test-tools: deps-test ## only the tests of the profile tools (tests/tools)
 	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
 
+# --- Habits ----------------------------------------------------------------------------------
+# The C++ files follow .clang-format; `make test` checks it first. FORMAT_SRCS may be set to
+# check or format other files.
+FORMAT_SRCS ?= $(sort $(shell find kern user mkfs labs tests/host -name '*.cc' -o -name '*.h'))
+
+format: ## format every C++ file as .clang-format says
+	clang-format -i $(FORMAT_SRCS)
+
+format-check: ## fail, showing where, if a C++ file is not formatted (make format fixes it)
+	@command -v clang-format >/dev/null || \
+		{ echo "format-check: no clang-format: make deps installs it" >&2; exit 1; }
+	@clang-format --dry-run -Werror $(FORMAT_SRCS) || \
+		{ echo "format-check: the files above are not formatted: make format fixes them" >&2; exit 1; }
+
 clean: ## remove everything the build made
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
@@ -242,7 +257,7 @@ help: ## this list
 		while read -r target text; do printf '  %-12s %s\n' "$$target" "$$text"; done
 
 .PHONY: all kernel print-qemu print-toolprefix qemu qemu-gdb deps deps-check $(DEPS_TARGETS)
-.PHONY: test test-host
+.PHONY: test test-host format format-check
 .PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
