@@ -246,6 +246,9 @@ format-check: ## fail, showing where, if a C++ file is not formatted (make forma
 	@clang-format --dry-run -Werror $(FORMAT_SRCS) || \
 		{ echo "format-check: the files above are not formatted: make format fixes them" >&2; exit 1; }
 
+compdb: ## compile_commands.json, each file's compiler flags for an editor (clangd)
+	@$(PYTHON) tools/compdb
+
 clean: ## remove everything the build made
 	rm -rf $(BUILD) fs.img mkfs/mkfs mkfs/*.d .gdbport
 	$(MAKE) -C tests/host clean
@@ -257,7 +260,7 @@ help: ## this list
 		while read -r target text; do printf '  %-12s %s\n' "$$target" "$$text"; done
 
 .PHONY: all kernel print-qemu print-toolprefix qemu qemu-gdb deps deps-check $(DEPS_TARGETS)
-.PHONY: test test-host format format-check
+.PHONY: test test-host format format-check compdb
 .PHONY: test-tools demo demo-list demo-report clean help
 .DELETE_ON_ERROR:
 # Keep the user programs' objects (intermediate files of the _% rule) for incremental builds.
