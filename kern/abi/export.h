@@ -6,7 +6,8 @@
 // reads or writes the drive's bytes at `off`, with no file system. Without the drive, every
 // read and write fails with -1.
 //
-// The container format used by user/expcopy and tools/profget (little-endian):
+// The container format used by expcopy (user/bin/expcopy.cc) and tools/profget
+// (little-endian):
 //   bytes [0, 4096): header: magic "TERNEXP1", u64 length, u32 crc32 (IEEE, of the data),
 //                    u32 reserved, char name[64] (NUL-terminated)
 //   bytes [4096, 4096 + length): the data

@@ -16,7 +16,7 @@ tree unless the same tests also fail the trees that are not right. Two kinds are
   nothing about the mutant, and fails this check with its reason; so does a named test
   that passes.
 
-The result of each case goes in the terminal summary (through tern/fixtures.py's tallies):
+The result of each case goes in the terminal summary (through tools/tern/fixtures.py's tallies):
 
     mutant ra-lookup (caught by test_symbols_at_return_address): 1/1
 

@@ -10,7 +10,7 @@ commands in the same order, so a run repeats the previous one instruction for in
 with one exception: `fwrite` waits for the disk, and QEMU fills idle time with jumps to the
 next timer deadline, as many as the host's disk latency allows.
 
-The profiler's figures use the method of the profiler's design notes:
+The profiler's figures are computed this way:
 
   whole timer trap with a sample = (instructions profiled - instructions unprofiled) / samples
   sampler's own work             = `sample cost ns` of /proc/profstat (the time in record())
