@@ -21,9 +21,10 @@ when it
   - or is a dotted module name of a package on pytest.ini's `pythonpath` (`tern.machine`):
     it names a module file, or a package folder, followed by nothing or by attributes.
 A path is looked up against the folder of the text that names it, then each folder above
-that one, up to the top: in kern/trap/trap.cc, fs/buf.h is kern/fs/buf.h (the kernel's
-include root); in a tools/tern/ docstring, tern/labs.py is tools/tern/labs.py; in
-labs/profile/README.md, user/labread.cc is labs/profile/user/labread.cc. A bare file name that
+that one, up to the top, then the folders on pytest.ini's `pythonpath`: in kern/trap/trap.cc,
+fs/buf.h is kern/fs/buf.h (the kernel's include root); in labs/profile/README.md,
+user/labread.cc is labs/profile/user/labread.cc; anywhere, tern/labs.py is
+tools/tern/labs.py, the file of the module that every test imports as tern.labs. A bare file name that
 none of those folders holds is accepted when a file of that name exists anywhere in the tree:
 an essay may name another folder's file by its name alone (`walk.h`, `test_boot.py`), and
 which folder it means is past what a check can know; a name that no file has is reported.
@@ -363,7 +364,7 @@ def resolves_one(path: str, text_path: str, tree: Tree) -> bool:
         return True
     if tree.is_ignored(path):
         return True  # a build output, named from the top
-    for base in bases(text_path):
+    for base in bases(text_path) + list(tree.modules):
         full = join(base, path)
         if tree.glob(full) if "*" in full else tree.exists(full):
             return True
@@ -579,6 +580,8 @@ def test_the_check_reports_planted_wrong_paths_and_only_them(tree: Tree) -> None
     ("README.md", "fs/buf.h", "fs/buf.h"),
     ("labs/profile/README.md", "user/labread.cc", None),
     ("README.md", "user/labread.cc", "user/labread.cc"),
+    ("labs/profile/test_lab_profile.py", "tern/fixtures.py", None),
+    ("labs/profile/test_lab_profile.py", "tern/nosuch.py", "tern/nosuch.py"),
     ("README.md", "walk.h", None),
     ("README.md", "sched.cc", "sched.cc"),
     ("README.md", "tern.machine", None),
