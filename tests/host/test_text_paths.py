@@ -1,13 +1,14 @@
 """Text that is true: every path that a README or a file-top essay names exists in the tree,
 and the README's folder map lists what `ls` shows at each level it describes.
 
-The texts read are every README.md of the tree, whole, and the essay at the top of every
-other text file: the leading comment block of C++, assembly, .def, linker-script, JavaScript
-and CSS files; the leading # comments and the module docstring of Python files (tools/
-scripts without .py included); the leading # block of shell scripts, Makefiles, pytest.ini,
-lab.toml and the dotfiles; the description above the diff of a mutant's patch. "The tree" is
-what git tracks plus new files it does not ignore (`git ls-files -co --exclude-standard`), so
-a file about to be committed counts and a build output does not.
+The texts read are every README.md (and any other Markdown file) of the tree, whole, and the
+essay at the top of every other text file: the leading comment block of C++, assembly, .def,
+linker-script, JavaScript and CSS files; the leading # comments and the module docstring of
+Python files (tools/ scripts without .py included); the leading # block of shell scripts,
+Makefiles, pytest.ini, lab.toml and the dotfiles; the description above the diff of a
+mutant's patch. "The tree" is what git tracks plus new files it does not ignore (`git
+ls-files -co --exclude-standard`), so a file about to be committed counts and a build output
+does not.
 
 A word of a text (letters, digits and `_ . - / ~ + < >`, and `* { } ,` of a glob) is a path
 when it
@@ -24,10 +25,11 @@ A path is looked up against the folder of the text that names it, then each fold
 that one, up to the top, then the folders on pytest.ini's `pythonpath`: in kern/trap/trap.cc,
 fs/buf.h is kern/fs/buf.h (the kernel's include root); in labs/profile/README.md,
 user/labread.cc is labs/profile/user/labread.cc; anywhere, tern/labs.py is
-tools/tern/labs.py, the file of the module that every test imports as tern.labs. A bare file name that
-none of those folders holds is accepted when a file of that name exists anywhere in the tree:
-an essay may name another folder's file by its name alone (`walk.h`, `test_boot.py`), and
-which folder it means is past what a check can know; a name that no file has is reported.
+tools/tern/labs.py, the file of the module that every test imports as tern.labs. A bare file
+name that none of those folders holds is accepted when a file of that name exists anywhere in
+the tree: an essay may name another folder's file by its name alone (`walk.h`,
+`test_boot.py`), and which folder it means is past what a check can know; a name that no file
+has is reported.
 
 Not checked, on purpose:
   - absolute paths (/proc/profile, /dev/export, /usr/bin/python3) and URLs: they are paths
@@ -43,8 +45,8 @@ Not checked, on purpose:
   - a student's starter tree (made by tools/mkstarter): it lacks, by design, files that
     the project's texts name, such as the lab's mutants.
 A trailing `:LINE` or `:LINE:COL`, the punctuation that ends a sentence and Markdown's
-`*emphasis*` are not part of a path. A glob (labs/*/README.md, user/{bin,tests}) must match a file or folder of the tree,
-each choice of a brace on its own.
+`*emphasis*` are not part of a path. A glob (labs/*/README.md, user/{bin,tests}) must match a
+file or folder of the tree, each choice of a brace on its own.
 
 Each failure names the text, the line and the missing path. The check is tried on itself:
 texts with planted wrong paths among right ones (seeded; the seed and the number of cases
@@ -221,12 +223,12 @@ def patch_essay(lines: list[str]) -> Lines:
 
 
 def essay(path: str, text: str) -> Lines:
-    """The lines of a file that the check reads: all of a README, the essay of a source file,
-    nothing of a data file."""
+    """The lines of a file that the check reads: all of a README (any .md), the essay of a
+    source file, nothing of a data file."""
     name = PurePosixPath(path).name
     ext = PurePosixPath(path).suffix
     lines = text.split("\n")
-    if name == "README.md":
+    if ext == ".md":
         return list(enumerate(lines, 1))
     if ext == ".patch":
         return patch_essay(lines)
@@ -615,6 +617,7 @@ ESSAYS = {
     "tests/x/Makefile": ("# M\n# kern/no/such.cc\nall:\n# kern/no/such.cc\n", 2),
     "labs/x/mutants/m.patch": ("Mutant m: kern/no/such.cc\n---\n diff\n", 1),
     "labs/x/README.md": ("# X\n\ntext\n\nkern/no/such.cc\n", 5),
+    "labs/x/notes.md": ("# X\n\nkern/no/such.cc\n", 3),
     "labs/x/data.json": ('["kern/no/such.cc"]\n', 0),
 }
 
