@@ -223,7 +223,7 @@ test: deps-test ## install what the tests need if missing, then run every test
 	$(MAKE) bench-smoke
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
-# once). CI runs them in a fresh Debian root, where `make test` would take too long.
+# once), for a quick check of the host tools.
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
