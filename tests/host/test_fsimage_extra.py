@@ -24,7 +24,8 @@ import pytest
 
 from tern import fsimage
 from tern.fsimage import BSIZE, NDIRECT, ROOTINO, Image
-from test_image import FILES, add_subdir, entry_offset, kinds, patch, set_inode_field
+from test_image import (FILES, add_subdir, entry_offset, kinds, patch, set_inode_field,
+                        with_fields)
 
 
 @pytest.fixture
@@ -106,9 +107,8 @@ def test_indirect_block_shared_with_another_file(image_path: Path) -> None:
 
 
 def test_size_needing_an_indirect_block_that_is_missing(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("twelve"), size=(NDIRECT + 1) * BSIZE)
-    assert kinds(patch(image_path, change)) == {fsimage.SIZE_BAD}
+    size = (NDIRECT + 1) * BSIZE
+    assert kinds(with_fields(image_path, "twelve", size=size)) == {fsimage.SIZE_BAD}
 
 
 # --- Directories ---------------------------------------------------------------------------
@@ -137,9 +137,7 @@ def test_missing_dot(image_path: Path) -> None:
 
 
 def test_root_that_is_not_a_directory(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, ROOTINO, type=fsimage.T_FILE)
-    problems = problems_of(patch(image_path, change))
+    problems = problems_of(with_fields(image_path, ROOTINO, type=fsimage.T_FILE))
     assert any(p.kind == fsimage.DIR_BAD and "root" in p.message for p in problems)
     # Its entries are no longer read as a directory, so no file is named by anything.
     assert {p.kind for p in problems} == {fsimage.DIR_BAD, fsimage.NLINK_BAD}

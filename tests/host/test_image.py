@@ -173,6 +173,14 @@ def set_inode_field(img: Image, data: bytearray, inum: int, **fields: int) -> No
                             values["minor"], values["nlink"], values["size"], *addrs)
 
 
+def with_fields(path: Path, who: str | int, **fields: int) -> Path:
+    """patch() that sets fields of one inode: `who` is a file in the root directory, or an
+    inode number."""
+    def change(img: Image, data: bytearray) -> None:
+        set_inode_field(img, data, who if isinstance(who, int) else img.lookup(who), **fields)
+    return patch(path, change)
+
+
 def entry_offset(img: Image, dir_inum: int, name: str) -> int:
     """Byte offset in the image of the directory entry `name` (first block of the dir only)."""
     entry = next(e for e in img.entries(dir_inum) if e.name == name)
@@ -238,9 +246,7 @@ def test_block_pointer_into_metadata_or_past_the_end(image_path: Path) -> None:
 
 
 def test_wrong_nlink(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("cat"), nlink=2)
-    assert kinds(patch(image_path, change)) == {fsimage.NLINK_BAD}
+    assert kinds(with_fields(image_path, "cat", nlink=2)) == {fsimage.NLINK_BAD}
 
 
 def test_entry_naming_a_free_inode(image_path: Path) -> None:
@@ -253,9 +259,7 @@ def test_entry_naming_a_free_inode(image_path: Path) -> None:
 
 
 def test_entry_naming_a_freed_inode(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("empty"), type=0, nlink=0)
-    assert kinds(patch(image_path, change)) == {fsimage.FREE_REF}
+    assert kinds(with_fields(image_path, "empty", type=0, nlink=0)) == {fsimage.FREE_REF}
 
 
 def test_entry_naming_an_inode_past_the_table(image_path: Path) -> None:
@@ -265,46 +269,33 @@ def test_entry_naming_an_inode_past_the_table(image_path: Path) -> None:
 
 
 def test_size_larger_than_blocks(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("README"), size=5000)
-    assert kinds(patch(image_path, change)) == {fsimage.SIZE_BAD}
+    assert kinds(with_fields(image_path, "README", size=5000)) == {fsimage.SIZE_BAD}
 
 
 def test_size_reaching_past_the_last_indirect_slot(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("thirteen"), size=(NDIRECT + 2) * BSIZE)
-    assert kinds(patch(image_path, change)) == {fsimage.SIZE_BAD}
+    size = (NDIRECT + 2) * BSIZE
+    assert kinds(with_fields(image_path, "thirteen", size=size)) == {fsimage.SIZE_BAD}
 
 
 def test_size_beyond_maxfile(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("max"), size=MAXFILE * BSIZE + 1)
-    assert fsimage.INODE_BAD in kinds(patch(image_path, change))
+    assert fsimage.INODE_BAD in kinds(with_fields(image_path, "max", size=MAXFILE * BSIZE + 1))
 
 
 def test_block_past_the_size_is_allowed(image_path: Path) -> None:
     # A write that fails half-way may leave a block mapped beyond the size; it is still in use.
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("README"), size=0)
-    assert kinds(patch(image_path, change)) == set()
+    assert kinds(with_fields(image_path, "README", size=0)) == set()
 
 
 def test_inode_zero_in_use(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, 0, type=fsimage.T_FILE)
-    assert kinds(patch(image_path, change)) == {fsimage.INODE_BAD}
+    assert kinds(with_fields(image_path, 0, type=fsimage.T_FILE)) == {fsimage.INODE_BAD}
 
 
 def test_unknown_inode_type(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("README"), type=7)
-    assert kinds(patch(image_path, change)) == {fsimage.INODE_BAD}
+    assert kinds(with_fields(image_path, "README", type=7)) == {fsimage.INODE_BAD}
 
 
 def test_orphan_inode(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, 150, type=fsimage.T_FILE, nlink=0)
-    problems = fsimage.check(patch(image_path, change))
+    problems = fsimage.check(with_fields(image_path, 150, type=fsimage.T_FILE, nlink=0))
     assert [p.kind for p in problems] == [fsimage.ORPHAN]
     assert "inode 150" in problems[0].message
 
@@ -352,9 +343,7 @@ def test_truncated_image(image_path: Path, tmp_path: Path) -> None:
 
 
 def test_cli_lists_problems(image_path: Path) -> None:
-    def change(img: Image, data: bytearray) -> None:
-        set_inode_field(img, data, img.lookup("cat"), nlink=3)
-    bad = patch(image_path, change)
+    bad = with_fields(image_path, "cat", nlink=3)
     p = subprocess.run([sys.executable, fsimage.__file__, str(bad)],
                        capture_output=True, text=True)
     assert p.returncode == 1
