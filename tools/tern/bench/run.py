@@ -98,6 +98,13 @@ class Bench:
     def runs_of(self, full_default: int) -> int:
         return self.runs if self.runs is not None else full_default
 
+    def repeat(self, group: str, full_default: int, what: str, run: Callable[[], None]) -> None:
+        """Call `run` runs_of(full_default) times, each time after a line `GROUP run I/N: what`."""
+        runs = self.runs_of(full_default)
+        for i in range(runs):
+            log(f"{group} run {i + 1}/{runs}" + (f": {what}" if what else ""))
+            run()
+
     def wanted(self, group: str) -> bool:
         return group in self.groups
 
@@ -151,10 +158,7 @@ class Bench:
         if not wallclock.usertests_available():
             fig.missing = "no usertests program"
             return
-        runs = self.runs_of(3)
-        for i in range(runs):
-            log(f"usertests run {i + 1}/{runs}")
-            wallclock.run_usertests(self.wall, fig)
+        self.repeat("usertests", 3, "", lambda: wallclock.run_usertests(self.wall, fig))
 
     def run_symbolize(self) -> None:
         if not self.wanted("symbolize"):
@@ -162,23 +166,18 @@ class Bench:
         figs = self.keep(wallclock.symbolize_figures(self.wall))
         log("building the kernel with room for the samples")
         kernel = wallclock.build_big_kernel(self.wall)
-        runs = self.runs_of(3)
-        for i in range(runs):
-            log(f"symbolize run {i + 1}/{runs}: {self.wall.symbolize_samples:,} samples")
-            try:
-                wallclock.run_symbolize(self.wall, kernel, figs)
-            except icount.Unavailable as e:
-                mark_missing(figs.values(), f"the profiler is not available ({e})")
-                return
+        try:
+            self.repeat("symbolize", 3, f"{self.wall.symbolize_samples:,} samples",
+                        lambda: wallclock.run_symbolize(self.wall, kernel, figs))
+        except icount.Unavailable as e:
+            mark_missing(figs.values(), f"the profiler is not available ({e})")
 
     def run_export(self) -> None:
         if not self.wanted("export"):
             return
         figs = self.keep(wallclock.export_figures(self.wall))
-        runs = self.runs_of(3)
-        for i in range(runs):
-            log(f"export run {i + 1}/{runs}: {self.wall.export_samples:,} samples of pdeep 32")
-            wallclock.run_export(self.wall, figs)
+        self.repeat("export", 3, f"{self.wall.export_samples:,} samples of pdeep 32",
+                    lambda: wallclock.run_export(self.wall, figs))
 
     def run_grader(self) -> None:
         if not self.wanted("grader"):
@@ -190,10 +189,8 @@ class Bench:
         if not self.wall.time_grader:
             mark_missing(figs.values(), "not timed in the smoke pass; `make -n grade` works")
             return
-        runs = self.runs_of(1)
-        for i in range(runs):
-            log(f"grader run {i + 1}/{runs}: make grade LAB=profile, one worker and default")
-            wallclock.run_grader(figs)
+        self.repeat("grader", 1, "make grade LAB=profile, one worker and default",
+                    lambda: wallclock.run_grader(figs))
 
     def run_all(self) -> list[str]:
         """Run every wanted group; a group that fails is reported and the rest still run."""
