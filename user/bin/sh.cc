@@ -52,8 +52,20 @@ Token tokens[MAX_TOKENS];
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v'; }
 
-bool is_special(char c) {
-  return c == '|' || c == ';' || c == '&' || c == '<' || c == '>' || c == '(' || c == ')';
+// The characters that are a token by themselves.
+struct Special {
+  char c;
+  Tok kind;
+};
+constexpr Special SPECIALS[] = {{'|', Tok::Pipe},  {';', Tok::Semi},  {'&', Tok::Amp},
+                                {'<', Tok::Less},  {'>', Tok::Great}, {'(', Tok::LParen},
+                                {')', Tok::RParen}};
+
+// The token c is by itself, or Tok::Word if it belongs in a word.
+Tok special_kind(char c) {
+  for (const Special &s : SPECIALS)
+    if (s.c == c) return s.kind;
+  return Tok::Word;
 }
 
 // Splits the line into tokens, ending with Tok::End. Returns false (after a message) on an
@@ -73,40 +85,13 @@ bool tokenize(const char *s) {
       t.kind = Tok::End;
       return true;
     }
-    switch (*s) {
-      case '|':
-        t.kind = Tok::Pipe;
-        s++;
-        continue;
-      case ';':
-        t.kind = Tok::Semi;
-        s++;
-        continue;
-      case '&':
-        t.kind = Tok::Amp;
-        s++;
-        continue;
-      case '<':
-        t.kind = Tok::Less;
-        s++;
-        continue;
-      case '>':
-        t.kind = Tok::Great;
-        s++;
-        continue;
-      case '(':
-        t.kind = Tok::LParen;
-        s++;
-        continue;
-      case ')':
-        t.kind = Tok::RParen;
-        s++;
-        continue;
-      default: break;
+    t.kind = special_kind(*s);
+    if (t.kind != Tok::Word) {
+      s++;
+      continue;
     }
-    t.kind = Tok::Word;
     t.word = out;
-    while (*s != '\0' && !is_blank(*s) && !is_special(*s)) {
+    while (*s != '\0' && !is_blank(*s) && special_kind(*s) == Tok::Word) {
       if (*s == '\'' || *s == '"') {
         char quote = *s++;
         while (*s != '\0' && *s != quote) *out++ = *s++;
