@@ -104,8 +104,7 @@ def profile_background(m: Machine, cmd: str, seconds: float, min_samples: int = 
     /proc/profstat has recorded `min_samples` (a host too busy to run the guest gives fewer
     samples a second: the count, not the time, is what a test needs), stop, kill it.
     Returns its pid. `cmd` must run for longer than that."""
-    pid = jobs.start_background(m, cmd)
-    try:
+    with jobs.running(m, cmd) as pid:
         switch(m, pid, True)
         time.sleep(seconds * timeout_scale())
         deadline = time.monotonic() + SAMPLES_TIMEOUT * timeout_scale()
@@ -115,8 +114,6 @@ def profile_background(m: Machine, cmd: str, seconds: float, min_samples: int = 
                 f"than {min_samples} samples recorded")
             time.sleep(0.2)
         switch(m, pid, False)
-    finally:
-        jobs.kill_and_wait_gone(m, pid)
     return pid
 
 
@@ -175,8 +172,7 @@ def assert_no_problems(problems: list[str], what: str) -> None:
 
 @points(8)
 def test_on_off_running_process(shared: Machine) -> None:
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         status, out = status_of(shared, f"profile {pid} on")
         assert status == 0, (
             f"profile({pid}, PROF_ON, 0) returned -1 for a running process (spin, pid {pid}); "
@@ -193,8 +189,6 @@ def test_on_off_running_process(shared: Machine) -> None:
             f"profile({pid}, PROF_OFF, 0) returned -1 for a process being profiled; "
             f"`profile {pid} off` printed {out.strip()!r}")
         stat = profstat(shared)
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     assert stat.get("profiling") == "none", (
         f"after profile({pid}, PROF_OFF, 0), /proc/profstat says `profiling: "
         f"{stat.get('profiling')}` instead of `profiling: none`")
@@ -294,11 +288,8 @@ def test_clear(shared: Machine) -> None:
 @points(3)
 def test_exited_process_is_gone(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     status, out = status_of(shared, f"profile {pid} off")
     assert status == 1 and f"no process {pid}" in out, (
         f"profile({pid}, PROF_OFF, 0) for a process that has exited should return -1, and "
@@ -385,8 +376,7 @@ FIELDS_SECONDS = 1.5
 def test_sample_fields(shared: Machine) -> None:
     """Three spins at once on three harts: comm, hart and timestamp hold what they say."""
     fresh_profile(shared, FIELDS_RATE)
-    pids = [jobs.start_background(shared, "spin") for _ in range(3)]
-    try:
+    with jobs.running_all(shared, "spin", 3) as pids:
         start = time.monotonic()
         for pid in pids:
             switch(shared, pid, True)
@@ -395,9 +385,6 @@ def test_sample_fields(shared: Machine) -> None:
         for pid in pids:
             switch(shared, pid, False)
         elapsed = time.monotonic() - start
-    finally:
-        for pid in pids:
-            jobs.kill_and_wait_gone(shared, pid)
     _, samples = cat_profile(shared)
     samples = [s for s in samples if s.get("pid") in pids]
     assert len(samples) >= 30, (
@@ -569,16 +556,13 @@ def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
 def test_names_after_clear(shared: Machine) -> None:
     """PROF_CLEAR while a process is profiled: its later samples still name its functions."""
     fresh_profile(shared, 100)
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         time.sleep(0.5 * timeout_scale())
         status, out = status_of(shared, "profile clear")
         assert status == 0, f"profile(0, PROF_CLEAR, 0) returned -1: {out.strip()!r}"
         time.sleep(1 * timeout_scale())
         switch(shared, pid, False)
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     _, samples = cat_profile(shared)
     spin_names_problems(samples, pid, "after a `profile clear` while it was profiled")
 
@@ -587,8 +571,7 @@ def test_names_after_clear(shared: Machine) -> None:
 def test_names_in_all_mode(shared: Machine) -> None:
     """All mode names a process that was already running when it was switched on."""
     fresh_profile(shared, 100)
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         # Long after spin's exec: all mode must register the program itself.
         time.sleep(0.5 * timeout_scale())
         status, out = status_of(shared, "profile all on")
@@ -597,8 +580,6 @@ def test_names_in_all_mode(shared: Machine) -> None:
             time.sleep(1 * timeout_scale())
         finally:
             shared.run("profile all off")
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     _, samples = cat_profile(shared)
     spin_names_problems(samples, pid, "in all mode, started before all mode was")
 
@@ -618,25 +599,23 @@ def test_full_profile(shared: Machine, boot) -> None:
     capacity = int(profstat(shared)["capacity"])
     # The first samples: a process profiled alone, then gone before the others start.
     first_pid = profile_background(shared, "spin", 0.3)
-    pids = [jobs.start_background(shared, "spin") for _ in range(3)]
-    try:
-        status, out = status_of(shared, "profile all on")
-        assert status == 0, f"`profile all on` failed: {out.strip()!r}"
-        limit = FILL_TIMEOUT * timeout_scale()
-        deadline = time.monotonic() + limit
-        while int((stat := profstat(shared))["recorded"]) < capacity:
-            assert time.monotonic() < deadline, (
-                f"the sample array did not fill ({capacity} samples) in {limit:.0f} s of "
-                f"sampling three processes at 10000 Hz: {stat}")
-            time.sleep(0.5)
-        # Then more samples than fit: a second or two, unless the counter never moves.
-        overflow = time.monotonic() + 5 * timeout_scale()
-        while int(profstat(shared)["dropped"]) == 0 and time.monotonic() < overflow:
-            time.sleep(0.3)
-    finally:
-        shared.run("profile all off")
-        for pid in pids:
-            jobs.kill_and_wait_gone(shared, pid)
+    with jobs.running_all(shared, "spin", 3) as pids:
+        try:
+            status, out = status_of(shared, "profile all on")
+            assert status == 0, f"`profile all on` failed: {out.strip()!r}"
+            limit = FILL_TIMEOUT * timeout_scale()
+            deadline = time.monotonic() + limit
+            while int((stat := profstat(shared))["recorded"]) < capacity:
+                assert time.monotonic() < deadline, (
+                    f"the sample array did not fill ({capacity} samples) in {limit:.0f} s of "
+                    f"sampling three processes at 10000 Hz: {stat}")
+                time.sleep(0.5)
+            # Then more samples than fit: a second or two, unless the counter never moves.
+            overflow = time.monotonic() + 5 * timeout_scale()
+            while int(profstat(shared)["dropped"]) == 0 and time.monotonic() < overflow:
+                time.sleep(0.3)
+        finally:
+            shared.run("profile all off")
     stat = profstat(shared)
     assert int(stat["recorded"]) == capacity and int(stat["dropped"]) > 0, (
         f"with the sample array full, samples should be dropped and counted, not stored: "
@@ -672,8 +651,7 @@ def read_costs(boot) -> tuple[int, int]:
     a one-hart machine under -icount, where `time` counts instructions."""
     m = boot(1, extra_args=ICOUNT_ARGS)
     fresh_profile(m, 10000)
-    pid = jobs.start_background(m, "spin")
-    try:
+    with jobs.running(m, "spin") as pid:
         switch(m, pid, True)
         # About 300 bytes a sample: twice COST_FAR's worth of samples.
         want = 2 * COST_FAR // 300
@@ -683,8 +661,6 @@ def read_costs(boot) -> tuple[int, int]:
                 f"fewer than {want} samples of spin at 10000 Hz after {FILL_TIMEOUT} s: {stat}")
             time.sleep(0.5)
         switch(m, pid, False)
-    finally:
-        jobs.kill_and_wait_gone(m, pid)
     prefix_cost(m, COST_FAR)  # once first, so that both measured reads find names cached
     return prefix_cost(m, COST_NEAR), prefix_cost(m, COST_FAR)
 
@@ -771,14 +747,11 @@ def test_live_reads_end_with_one_document(shared: Machine) -> None:
     """While a process is sampled, each opening reads one document: nothing after its end."""
     seed = seed_from_env("LAB_READ_SEED")
     fresh_profile(shared, 20)
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         time.sleep(timeout_scale())
         out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=CAT_TIMEOUT)
         switch(shared, pid, False)
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     openings = parse_openings(out, 3)
     last = shared.run("cat /profdoc", timeout=CAT_TIMEOUT).encode()
     shared.run("rm /profdoc")

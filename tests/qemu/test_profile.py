@@ -337,8 +337,7 @@ def test_pbadfp(shared: Machine, kind: str) -> None:
 @pytest.mark.min_cpus(3)  # two spinning processes and the shell: not run at CPUS=1
 def test_two_processes_at_once(shared: Machine) -> None:
     fresh_profile(shared, 50)
-    pids = [jobs.start_background(shared, "spin") for _ in range(2)]
-    try:
+    with jobs.running_all(shared, "spin", 2) as pids:
         for pid in pids:
             assert shared.run(f"profile {pid} on") == ""
         assert sorted(profstat(shared)["profiling"].split()) == sorted(str(p) for p in pids), (
@@ -346,9 +345,6 @@ def test_two_processes_at_once(shared: Machine) -> None:
         time.sleep(1.5 * timeout_scale())
         for pid in pids:
             assert shared.run(f"profile {pid} off") == ""
-    finally:
-        for pid in pids:
-            jobs.kill_and_wait_gone(shared, pid)
     samples = cat_profile(shared)
     assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
     for pid in pids:
@@ -361,12 +357,9 @@ def test_two_processes_at_once(shared: Machine) -> None:
 
 def test_process_killed_while_profiled(shared: Machine) -> None:
     fresh_profile(shared, 50)
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         assert shared.run(f"profile {pid} on") == ""
         time.sleep(1 * timeout_scale())
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
     out = shared.run(f"profile {pid} off")
     assert f"no process {pid}" in out, f"`profile {pid} off` after the kill printed {out!r}"
     assert profstat(shared)["profiling"] == "none", "an exited process is no longer profiled"
@@ -457,8 +450,7 @@ BAD_COMMANDS = [
 
 
 def test_bad_arguments(shared: Machine) -> None:
-    pid = jobs.start_background(shared, "spin")
-    try:
+    with jobs.running(shared, "spin") as pid:
         problems = []
         for args, needle in BAD_COMMANDS:
             cmd = f"pstatus profile {args.format(pid=pid)}".rstrip()
@@ -472,8 +464,6 @@ def test_bad_arguments(shared: Machine) -> None:
             if out.strip() != "pstatus: exit 0":
                 problems.append(f"`{cmd}` should print nothing and exit 0, printed {out!r}")
         assert_no_problems(problems, "`profile` with bad arguments")
-    finally:
-        jobs.kill_and_wait_gone(shared, pid)
 
 
 def test_on_off_open_cases(shared: Machine) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from tern.machine import Machine, MachineError, timeout_scale
 
@@ -41,3 +43,24 @@ def kill_and_wait_gone(m: Machine, pid: int, timeout: float = 10) -> None:
         if time.monotonic() > deadline:
             raise MachineError(f"process {pid} still exists {timeout:g} s after kill")
         time.sleep(0.2)
+
+
+@contextmanager
+def running_all(m: Machine, cmd: str, count: int) -> Iterator[list[int]]:
+    """Start `count` copies of `cmd &` and give their pids; on leaving the block, however it
+    is left, kill every copy that started and wait until it is gone."""
+    pids: list[int] = []
+    try:
+        for _ in range(count):
+            pids.append(start_background(m, cmd))
+        yield pids
+    finally:
+        for pid in pids:
+            kill_and_wait_gone(m, pid)
+
+
+@contextmanager
+def running(m: Machine, cmd: str) -> Iterator[int]:
+    """`running_all` for one copy: its pid."""
+    with running_all(m, cmd, 1) as pids:
+        yield pids[0]
