@@ -498,15 +498,6 @@ def test_kernel_frames(shared: Machine) -> None:
     assert_no_problems(problems, "frames named after a function that does not hold them")
 
 
-# The functions of psys that call the system-call stubs write() and read() directly; printf
-# and fprintf reach write() through an internal formatter (user/lib/printf.cc).
-STUB_CALLERS = ("fill_file", "read_file", "pipe_round", "printf", "fprintf")
-
-
-def is_stub_caller(name: str) -> bool:
-    return name in STUB_CALLERS or name.startswith("(anonymous namespace)::format(")
-
-
 @points(2)
 def test_stub_caller_follows_pc(shared: Machine) -> None:
     fresh_profile(shared, 100)
@@ -521,11 +512,10 @@ def test_stub_caller_follows_pc(shared: Machine) -> None:
         f"psys spends its time in write() and read(), but only {len(in_stub)} of "
         f"{len(samples)} samples have a user pc inside those stubs: "
         f"{pc.common_chains(samples)}")
-    lost = [s for s in in_stub if len(pc.user_frames(s)) < 2
-            or not is_stub_caller(pc.user_frames(s)[1]["symbol"])]
+    lost = pc.psys_stub_caller_lost(in_stub)
     assert not lost, (
         f"in {len(lost)} of {len(in_stub)} samples whose user pc is in a system-call stub, "
-        f"the next frame is not the stub's caller ({', '.join(STUB_CALLERS)}), e.g. "
+        f"the next frame is not the stub's caller ({', '.join(pc.PSYS_STUB_CALLERS)}), e.g. "
         f"{pc.describe(lost[0])}. A stub builds no frame record, so the walk skips its "
         f"caller; when prof::stub_at(s.image, pc) says the user pc is in a stub, "
         f"Sample::user_ra (the caller) goes right after that pc")

@@ -235,13 +235,7 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
     samples = pc.of_pid(cat_profile(shared), run.pid)
     stubs = [s for s in samples if pc.innermost_user(s) in ("write", "read")]
     assert stubs, f"no samples inside write() or read(): {pc.common_chains(samples)}"
-    # The direct callers: psys's own functions, and printf's, whose internal formatter
-    # (an anonymous-namespace function in user/lib) flushes its buffer with write().
-    def is_caller(name: str) -> bool:
-        return name in {"fill_file", "read_file", "pipe_round", "printf", "fprintf"} or \
-            name.startswith("(anonymous namespace)::format(")
-    lost = [s for s in stubs if len(pc.user_frames(s)) < 2
-            or not is_caller(pc.user_frames(s)[1]["symbol"])]
+    lost = pc.psys_stub_caller_lost(stubs)
     assert not lost, (
         f"{len(lost)} of {len(stubs)} samples inside a system-call stub skip the stub's "
         f"caller, e.g. {pc.describe(lost[0])}. The stubs in user/lib/usys.S build no frame "

@@ -353,6 +353,23 @@ def common_chains(samples: Iterable[Sample], n: int = 5) -> str:
                      for chain, count in chain_counts(samples).most_common(n))
 
 
+
+# The functions of psys (user/demo/psys.cc) that call the system-call stubs write() and read()
+# directly; printf and fprintf reach write() through an internal formatter (user/lib/printf.cc).
+PSYS_STUB_CALLERS = ("fill_file", "read_file", "pipe_round", "printf", "fprintf")
+
+
+def is_psys_stub_caller(name: str) -> bool:
+    return name in PSYS_STUB_CALLERS or name.startswith("(anonymous namespace)::format(")
+
+
+def psys_stub_caller_lost(in_stub: Iterable[Sample]) -> list[Sample]:
+    """The samples of psys taken inside write() or read() whose next user frame is not the
+    stub's caller. A stub builds no frame record, so a walk that only follows frame
+    pointers goes from the stub straight to its caller's caller."""
+    return [s for s in in_stub if len(user_frames(s)) < 2
+            or not is_psys_stub_caller(user_frames(s)[1]["symbol"])]
+
 # --- `profile top` and /proc/profstat ---------------------------------------------------------
 
 
