@@ -80,6 +80,21 @@ def profile_run(m: Machine, cmd: str) -> RunResult:
     return RunResult(int(match.group(1)), int(match.group(3)), out, pc.parse_top(out))
 
 
+def run_samples(m: Machine, rate: int, cmd: str,
+                done: str = "") -> tuple[RunResult, list[pc.Sample]]:
+    """`profile run cmd` from a fresh profile at `rate` Hz. The program must print `done`
+    (by default `NAME: done`, NAME being the program's) and exit 0. Returns the run and its
+    samples, checked against the schema."""
+    done = done or f"{cmd.split()[0]}: done"
+    fresh_profile(m, rate)
+    run = profile_run(m, cmd)
+    assert done in run.output and run.status == 0, (
+        f"`{cmd}` should print {done!r} and exit with status 0:\n{run.output}")
+    samples = pc.of_pid(cat_profile(m), run.pid)
+    assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
+    return run, samples
+
+
 def assert_no_problems(problems: list[str], what: str) -> None:
     if problems:
         shown = "\n  ".join(problems[:15])
@@ -195,14 +210,10 @@ def test_spin_addresses_in_symbol_ranges(spin_profile: SpinProfile) -> None:
 
 
 def test_psys_kernel_frames(shared: Machine) -> None:
-    fresh_profile(shared, 50)
-    run = profile_run(shared, "psys 2")
-    assert "psys: done" in run.output and run.status == 0, f"psys failed:\n{run.output}"
+    run, samples = run_samples(shared, 50, "psys 2")
     assert any(r.kernel for r in run.top.rows), (
         f"psys spends its time in system calls; its report should show [k] functions:\n"
         f"{run.output}")
-    samples = pc.of_pid(cat_profile(shared), run.pid)
-    assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
     in_kernel = [s for s in samples if s["mode"] == "kernel"]
     assert len(in_kernel) >= 3, (
         f"expected kernel-mode samples of psys, got {len(in_kernel)} of {len(samples)}")
@@ -229,10 +240,7 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
     (`write`, `read`: user/lib/usys.S) is the innermost user frame, and the next one must be
     the stub's caller, not main.
     """
-    fresh_profile(shared, 50)
-    run = profile_run(shared, "psys 2")
-    assert run.status == 0, f"psys failed:\n{run.output}"
-    samples = pc.of_pid(cat_profile(shared), run.pid)
+    _, samples = run_samples(shared, 50, "psys 2")
     stubs = [s for s in samples if pc.innermost_user(s) in ("write", "read")]
     assert stubs, f"no samples inside write() or read(): {pc.common_chains(samples)}"
     lost = pc.psys_stub_caller_lost(stubs)
@@ -251,11 +259,7 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
 @pytest.mark.parametrize("depth", [8, 32, 64])
 def test_pdeep_chain(shared: Machine, depth: int) -> None:
     # Deep samples are long in JSON (about 60 bytes a frame): few of them, at 10 Hz.
-    fresh_profile(shared, 20 if depth == 8 else 10)
-    run = profile_run(shared, f"pdeep {depth} 2")
-    assert "pdeep: done" in run.output and run.status == 0, f"pdeep failed:\n{run.output}"
-    samples = pc.of_pid(cat_profile(shared), run.pid)
-    assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
+    _, samples = run_samples(shared, 20 if depth == 8 else 10, f"pdeep {depth} 2")
     at_bottom = [s for s in samples if s["mode"] == "user" and pc.innermost_user(s) == "bottom"]
     assert len(at_bottom) >= 5, (
         f"pdeep spends nearly all its time in bottom, but only {len(at_bottom)} of "
@@ -273,10 +277,7 @@ def test_pdeep_chain(shared: Machine, depth: int) -> None:
 
 
 def test_long_names_whole(shared: Machine) -> None:
-    fresh_profile(shared, 50)
-    run = profile_run(shared, "plong 1")
-    assert "plong: done" in run.output and run.status == 0, f"plong failed:\n{run.output}"
-    samples = pc.of_pid(cat_profile(shared), run.pid)
+    _, samples = run_samples(shared, 50, "plong 1")
     table = pc.user_symbols("plong")
     full = next(n for n in table.by_name if "spin_in_a_function_with_a_long_name" in n)
     inner = [pc.user_frames(s)[0] for s in samples if s["mode"] == "user" and pc.user_frames(s)]
@@ -296,14 +297,9 @@ def test_long_names_whole(shared: Machine) -> None:
 
 @pytest.mark.parametrize("kind", ["kernel", "unmapped", "self", "misaligned", "guard"])
 def test_pbadfp(shared: Machine, kind: str) -> None:
-    fresh_profile(shared, 50)
-    run = profile_run(shared, f"pbadfp {kind} 2")
-    assert f"pbadfp {kind}: done" in run.output and run.status == 0, (
-        f"pbadfp {kind} should finish normally (exit status 0):\n{run.output}")
+    run, samples = run_samples(shared, 50, f"pbadfp {kind} 2", f"pbadfp {kind}: done")
     assert "killed pid" not in run.output, f"pbadfp makes no bad access itself:\n{run.output}"
     assert shared.run("echo up").strip() == "up", "the system should stay up"
-    samples = pc.of_pid(cat_profile(shared), run.pid)
-    assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
     spinning = [s for s in samples if pc.innermost_user(s) == "spin_with_fp"]
     assert len(spinning) >= 10, (
         f"pbadfp spends nearly all its time in spin_with_fp; only {len(spinning)} of "
