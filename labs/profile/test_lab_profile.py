@@ -89,6 +89,21 @@ def fresh_profile(m: Machine, rate: int) -> None:
         f"{out.strip()!r}); see task 1")
 
 
+def profiling_after(m: Machine, call: str, expected: str, hint: str = "") -> dict[str, str]:
+    """/proc/profstat, whose `profiling:` line must say `expected` after `call`."""
+    stat = profstat(m)
+    assert stat.get("profiling") == expected, (
+        f"after {call}, /proc/profstat says `profiling: {stat.get('profiling')}` instead of "
+        f"`profiling: {expected}`{hint}")
+    return stat
+
+
+def clear(m: Machine) -> None:
+    """`profile clear`, which must succeed."""
+    status, out = status_of(m, "profile clear")
+    assert status == 0, f"profile(0, PROF_CLEAR, 0) returned -1: {out.strip()!r}"
+
+
 def switch(m: Machine, pid: int, on: bool) -> None:
     """`profile PID on|off`, which must succeed."""
     word, cmd = ("on", "PROF_ON") if on else ("off", "PROF_OFF")
@@ -178,20 +193,15 @@ def test_on_off_running_process(shared: Machine) -> None:
             f"profile({pid}, PROF_ON, 0) returned -1 for a running process (spin, pid {pid}); "
             f"`profile {pid} on` printed {out.strip()!r}")
         fresh_profile(shared, 100)
-        stat = profstat(shared)
-        assert stat.get("profiling") == str(pid), (
-            f"after profile({pid}, PROF_ON, 0), /proc/profstat says `profiling: "
-            f"{stat.get('profiling')}` instead of `profiling: {pid}`: the call must mark the "
-            f"process as profiled (Proc::profiled, counted in prof::nprofiled)")
+        profiling_after(shared, f"profile({pid}, PROF_ON, 0)", str(pid),
+                        ": the call must mark the process as profiled (Proc::profiled, "
+                        "counted in prof::nprofiled)")
         time.sleep(1 * timeout_scale())
         status, out = status_of(shared, f"profile {pid} off")
         assert status == 0, (
             f"profile({pid}, PROF_OFF, 0) returned -1 for a process being profiled; "
             f"`profile {pid} off` printed {out.strip()!r}")
-        stat = profstat(shared)
-    assert stat.get("profiling") == "none", (
-        f"after profile({pid}, PROF_OFF, 0), /proc/profstat says `profiling: "
-        f"{stat.get('profiling')}` instead of `profiling: none`")
+        stat = profiling_after(shared, f"profile({pid}, PROF_OFF, 0)", "none")
     recorded = int(stat.get("recorded", "0"))
     assert recorded >= 5, (
         f"spin ran for a second while profiled at 100 Hz, but only {recorded} samples were "
@@ -244,20 +254,14 @@ def test_all_mode(shared: Machine) -> None:
         f"profile(PROF_ALL_PIDS, PROF_ON, 0) returned -1 (`profile all on` printed "
         f"{out.strip()!r})")
     try:
-        stat = profstat(shared)
-        assert stat.get("profiling") == "all", (
-            f"after profile(-1, PROF_ON, 0), /proc/profstat says `profiling: "
-            f"{stat.get('profiling')}` instead of `profiling: all` (prof::all_mode)")
+        profiling_after(shared, "profile(-1, PROF_ON, 0)", "all", " (prof::all_mode)")
         assert "spin: done" in shared.run("spin 1", timeout=RUN_TIMEOUT)
     finally:
         status, out = status_of(shared, "profile all off")
     assert status == 0, (
         f"profile(PROF_ALL_PIDS, PROF_OFF, 0) returned -1 while all mode was on "
         f"(`profile all off` printed {out.strip()!r})")
-    stat = profstat(shared)
-    assert stat.get("profiling") == "none", (
-        f"after profile(-1, PROF_OFF, 0), /proc/profstat says `profiling: "
-        f"{stat.get('profiling')}` instead of `profiling: none`")
+    stat = profiling_after(shared, "profile(-1, PROF_OFF, 0)", "none")
     recorded = int(stat.get("recorded", "0"))
     assert recorded >= 5, (
         f"`spin 1`, started while all mode was on, should have been sampled about 100 times; "
@@ -276,8 +280,7 @@ def test_clear(shared: Machine) -> None:
     assert int(before.get("recorded", "0")) > 0, (
         f"no samples were recorded while spin was profiled, so there is nothing to clear "
         f"(see test_on_off_running_process): {before}")
-    status, out = status_of(shared, "profile clear")
-    assert status == 0, f"profile(0, PROF_CLEAR, 0) returned -1: {out.strip()!r}"
+    clear(shared)
     after = profstat(shared)
     assert (after.get("recorded"), after.get("dropped")) == ("0", "0"), (
         f"after profile(0, PROF_CLEAR, 0) /proc/profstat says `recorded: "
@@ -296,10 +299,8 @@ def test_exited_process_is_gone(shared: Machine) -> None:
         f"so should the PROF_ON the command then tries: `profile {pid} off` printed "
         f"{out.strip()!r} and exited with status {status}. Only processes that are alive "
         f"(not UNUSED, not ZOMBIE, not killed) can be named")
-    stat = profstat(shared)
-    assert stat.get("profiling") == "none", (
-        f"an exited process is no longer profiled, but /proc/profstat says `profiling: "
-        f"{stat.get('profiling')}`")
+    profiling_after(shared, f"spin (pid {pid}) exited", "none",
+                    ": an exited process is no longer profiled")
 
 
 # --- Task 2: /proc/profile -----------------------------------------------------------------
@@ -549,8 +550,7 @@ def test_names_after_clear(shared: Machine) -> None:
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         time.sleep(0.5 * timeout_scale())
-        status, out = status_of(shared, "profile clear")
-        assert status == 0, f"profile(0, PROF_CLEAR, 0) returned -1: {out.strip()!r}"
+        clear(shared)
         time.sleep(1 * timeout_scale())
         switch(shared, pid, False)
     _, samples = cat_profile(shared)
