@@ -5,10 +5,14 @@ and buffer sizes, and prints each case with its result; the host formats the sam
 Python's % operator, which has the same conversions, and checks that snprintf kept the first
 CAP - 1 bytes of that text and returned its whole length. The seed is TFORMAT_SEED if set,
 otherwise drawn at random; it is printed, so a failure can be replayed.
+
+Usage lines: random command lines that the programs cannot take (USAGE_SEED) must each give
+one line `usage: PROGRAM ...` and exit status 1.
 """
 
 from __future__ import annotations
 
+import random
 import re
 
 from tern.machine import Machine
@@ -51,4 +55,50 @@ def test_snprintf_cuts_and_counts(shared: Machine) -> None:
             wrong.append(f"snprintf(cap {cap}, {fmt!r}, {value}) gave {text!r} and {returned}, "
                          f"expected {want[0]!r} and {want[1]}")
     print(f"seed {seed}: {len(cases)} cases, {len(wrong)} wrong")
+    assert not wrong, "\n".join(wrong[:10])
+
+
+# The programs that answer a command line they cannot take with a usage line: how many arguments
+# each takes at the least and at the most (None: any number), and numbers out of its range
+# for its first argument.
+USAGE_PROGRAMS: dict[str, tuple[int, int | None, list[str]]] = {
+    "labnofp": (0, 1, ["-1"]), "labret": (0, 1, ["-2"]), "labstart": (0, 1, ["61", "-1"]),
+    "labwords": (0, 2, ["-1"]), "pbench": (1, 2, ["1", "0"]), "expcopy": (1, 2, []),
+    "grep": (1, None, []), "halt": (0, 0, []), "kill": (1, None, []), "ln": (2, 2, []),
+    "mkdir": (1, None, []), "pstatus": (1, None, []), "rm": (1, None, []),
+    "bytewise": (0, 1, ["0", "257", "-8"]), "crc": (0, 1, ["0", "1025", "-1"]),
+    "psys": (0, 1, ["-1"]), "spin": (0, 1, []), "crashwork": (0, 2, ["x"]),
+    "pbadfp": (1, 2, ["nowhere"]),
+    "pdeep": (1, 2, ["0", "101"]), "plong": (0, 1, ["-1"]), "pnames": (1, 2, ["0", "101"]),
+    "profrace": (0, 3, []), "tbadarg": (0, 0, []), "tfault": (1, 1, []),
+    "tformat": (2, 2, []), "tlines": (0, 2, ["0", "9"]),
+}
+USAGE_CASES = 60
+
+
+def bad_command_line(rng: random.Random) -> str:
+    """A command line that one of USAGE_PROGRAMS cannot take: too few or too many arguments,
+    or one argument out of range."""
+    name = rng.choice(sorted(USAGE_PROGRAMS))
+    least, most, out_of_range = USAGE_PROGRAMS[name]
+    counts = list(range(least)) + ([] if most is None else [most + 1, most + 2, most + 4])
+    if out_of_range and (not counts or rng.random() < 0.5):
+        args = [rng.choice(out_of_range)]
+    else:
+        args = [str(rng.randrange(1, 1000)) for _ in range(rng.choice(counts))]
+    return " ".join([name] + args)
+
+
+def test_usage_exit(shared: Machine) -> None:
+    seed = seed_from_env("USAGE_SEED")
+    rng = random.Random(seed)
+    wrong = []
+    for _ in range(USAGE_CASES):
+        cmd = bad_command_line(rng)
+        out = shared.run(f"pstatus {cmd}").replace("\r", "")
+        name = cmd.split()[0]
+        if not re.fullmatch(rf"usage: {name}\b[^\n]*\npstatus: exit 1\s*", out):
+            wrong.append(f"`{cmd}` should print one line `usage: {name} ...` and exit with "
+                         f"status 1, printed {out!r}")
+    print(f"seed {seed}: {USAGE_CASES} command lines, {len(wrong)} wrong")
     assert not wrong, "\n".join(wrong[:10])
