@@ -6,8 +6,8 @@ Python's % operator, which has the same conversions, and checks that snprintf ke
 CAP - 1 bytes of that text and returned its whole length. The seed is TFORMAT_SEED if set,
 otherwise drawn at random; it is printed, so a failure can be replayed.
 
-Usage lines: random command lines that the programs cannot take (USAGE_SEED) must each give
-one line `usage: PROGRAM ...` and exit status 1.
+usage_exit (user/lib/printf.cc), through the programs that call it: random command lines that
+they cannot take (USAGE_SEED) must each give one line `usage: PROGRAM ...` and exit status 1.
 """
 
 from __future__ import annotations

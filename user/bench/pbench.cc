@@ -29,10 +29,8 @@ __attribute__((noinline)) unsigned long descend(int depth, unsigned long units) 
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3 || atoi(argv[1]) < 2) {
-    fprintf(2, "usage: pbench DEPTH [UNITS]   (DEPTH >= 2)\n");
-    return 1;
-  }
+  if (argc < 2 || argc > 3 || atoi(argv[1]) < 2)
+    usage_exit("pbench DEPTH [UNITS]   (DEPTH >= 2)\n");
   int depth = atoi(argv[1]);
   unsigned long units = argc == 3 ? static_cast<unsigned long>(atoi(argv[2])) : 200;
   unsigned long start = rdtime();

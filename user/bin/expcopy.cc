@@ -61,10 +61,7 @@ int main(int argc, char **argv) {
     argc--;
     argv++;
   }
-  if (argc < 2 || argc > 3) {
-    fprintf(2, "usage: expcopy [-t] FILE [NAME]\n");
-    return 1;
-  }
+  if (argc < 2 || argc > 3) usage_exit("expcopy [-t] FILE [NAME]\n");
   int in = open(argv[1], O_RDONLY);
   if (in < 0) {
     fprintf(2, "expcopy: cannot open %s\n", argv[1]);

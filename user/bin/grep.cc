@@ -130,10 +130,7 @@ void grep(const Pattern &p, int fd, const char *name) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(2, "usage: grep PATTERN [FILE...]\n");
-    return 1;
-  }
+  if (argc < 2) usage_exit("grep PATTERN [FILE...]\n");
   static Pattern pattern;
   if (!compile(argv[1], pattern)) {
     fprintf(2, "grep: pattern too long\n");

@@ -3,10 +3,7 @@
 #include "lib/user.h"
 
 int main(int argc, char **) {
-  if (argc != 1) {
-    fprintf(2, "usage: halt\n");
-    return 1;
-  }
+  if (argc != 1) usage_exit("halt\n");
   halt();
   fprintf(2, "halt: the kernel refused to power off\n");
   return 1;

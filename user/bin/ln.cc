@@ -3,10 +3,7 @@
 #include "lib/user.h"
 
 int main(int argc, char **argv) {
-  if (argc != 3) {
-    fprintf(2, "usage: ln OLD NEW\n");
-    return 1;
-  }
+  if (argc != 3) usage_exit("ln OLD NEW\n");
   if (link(argv[1], argv[2]) < 0) {
     fprintf(2, "ln: cannot link %s to %s\n", argv[2], argv[1]);
     return 1;

@@ -2,10 +2,7 @@
 #include "lib/user.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(2, "usage: mkdir DIR...\n");
-    return 1;
-  }
+  if (argc < 2) usage_exit("mkdir DIR...\n");
   int status = 0;
   for (int i = 1; i < argc; i++) {
     if (mkdir(argv[i]) < 0) {

@@ -7,10 +7,7 @@
 #include "lib/user.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(2, "usage: pstatus CMD [ARG...]\n");
-    return 1;
-  }
+  if (argc < 2) usage_exit("pstatus CMD [ARG...]\n");
   int pid = fork();
   if (pid < 0) {
     fprintf(2, "pstatus: fork failed\n");

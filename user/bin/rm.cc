@@ -3,10 +3,7 @@
 #include "lib/user.h"
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(2, "usage: rm FILE...\n");
-    return 1;
-  }
+  if (argc < 2) usage_exit("rm FILE...\n");
   int status = 0;
   for (int i = 1; i < argc; i++) {
     if (unlink(argv[i]) < 0) {

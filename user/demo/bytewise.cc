@@ -81,10 +81,8 @@ __attribute__((noinline, noclone)) unsigned long read_buffered(int *calls) {
 
 int main(int argc, char **argv) {
   int kib = argc > 1 ? atoi(argv[1]) : 8;
-  if (argc > 2 || kib < 1 || kib > MAX_KIB) {
-    fprintf(2, "usage: bytewise [KIB]   (1 <= KIB <= %d)\n", MAX_KIB);
-    return 1;
-  }
+  if (argc > 2 || kib < 1 || kib > MAX_KIB)
+    usage_exit("bytewise [KIB]   (1 <= KIB <= %d)\n", MAX_KIB);
   write_file(kib * 1024);
 
   int calls = 0;

@@ -54,10 +54,7 @@ __attribute__((noinline, noclone)) unsigned int crc32(unsigned int crc, const un
 
 int main(int argc, char **argv) {
   int mib = argc > 1 ? atoi(argv[1]) : 8;
-  if (argc > 2 || mib < 1 || mib > MAX_MIB) {
-    fprintf(2, "usage: crc [MIB]   (1 <= MIB <= %d)\n", MAX_MIB);
-    return 1;
-  }
+  if (argc > 2 || mib < 1 || mib > MAX_MIB) usage_exit("crc [MIB]   (1 <= MIB <= %d)\n", MAX_MIB);
   unsigned long start = now_ms();
   unsigned long seed = 88172645463325252ul;
   unsigned int crc = 0xffffffffu;

@@ -68,10 +68,7 @@ __attribute__((noinline)) void pipe_round(int rfd, int wfd) {
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 2;
-  if (argc > 2 || seconds < 0) {
-    fprintf(2, "usage: psys [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2 || seconds < 0) usage_exit("psys [SECONDS]\n");
   for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
   int fds[2];
   if (pipe(fds) < 0) {

@@ -44,10 +44,7 @@ __attribute__((noinline, noclone)) unsigned long outer(unsigned long seed) {
 }  // extern "C"
 
 int main(int argc, char **argv) {
-  if (argc > 2) {
-    fprintf(2, "usage: spin [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2) usage_exit("spin [SECONDS]\n");
   bool forever = argc < 2;
   int deadline = forever ? 0 : uptime() + 10 * atoi(argv[1]);  // uptime counts 100 ms ticks
 

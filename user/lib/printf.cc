@@ -1,4 +1,4 @@
-// printf, fprintf and snprintf: formatted output without a C library.
+// printf, fprintf, snprintf and usage_exit: formatted output without a C library.
 //
 // Output to a file is collected in a small buffer on the stack and handed to write() in as
 // few calls as possible (one, for any line shorter than the buffer). That matters when
@@ -197,6 +197,16 @@ int printf(const char *fmt, ...) {
   int n = format(out, fmt, ap);
   __builtin_va_end(ap);
   return n;
+}
+
+void usage_exit(const char *fmt, ...) {
+  Output out(2);
+  for (const char *s = "usage: "; *s != '\0'; s++) out.put(*s);
+  __builtin_va_list ap;
+  __builtin_va_start(ap, fmt);
+  format(out, fmt, ap);  // one write() for the whole line, as for fprintf
+  __builtin_va_end(ap);
+  exit(1);
 }
 
 }  // extern "C"

@@ -118,6 +118,9 @@ extern volatile unsigned long spin_sink;
 // '0' (zero-pad) and a field width, e.g. "%08x" or "%-14s".
 int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int fprintf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// What a program does with a command line it cannot take: prints "usage: " and the
+// formatted text on fd 2, and exits with status 1.
+[[noreturn]] void usage_exit(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Into buf: at most cap - 1 characters and a terminating NUL. Returns the length the whole
 // text has, which is cap or more when it was cut.
 int snprintf(char *buf, int cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

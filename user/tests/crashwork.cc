@@ -383,10 +383,8 @@ bool remove_tree(const char *path) {
 
 int main(int argc, char **argv) {
   if (argc > 3 || (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9')) ||
-      (argc > 2 && (argv[2][0] < '0' || argv[2][0] > '9'))) {
-    fprintf(2, "usage: crashwork [SEED [OPS]]\n");
-    return 1;
-  }
+      (argc > 2 && (argv[2][0] < '0' || argv[2][0] > '9')))
+    usage_exit("crashwork [SEED [OPS]]\n");
   uint seed = argc > 1 ? static_cast<uint>(atoi(argv[1])) : 1;
   long limit = argc > 2 ? atoi(argv[2]) : 0;
 

@@ -82,10 +82,8 @@ unsigned long bad_fp_for(const char *kind) {
 int main(int argc, char **argv) {
   unsigned long bad = argc > 1 ? bad_fp_for(argv[1]) : 0;
   int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || bad == 0 || seconds < 0) {
-    fprintf(2, "usage: pbadfp kernel|unmapped|self|misaligned|guard [SECONDS]\n");
-    return 1;
-  }
+  if (argc < 2 || argc > 3 || bad == 0 || seconds < 0)
+    usage_exit("pbadfp kernel|unmapped|self|misaligned|guard [SECONDS]\n");
   int deadline = uptime() + 10 * seconds;
   while (uptime() < deadline) spin_with_fp(bad, ITERATIONS_PER_CALL);
   printf("pbadfp %s: done\n", argv[1]);

@@ -38,10 +38,8 @@ __attribute__((noinline, noclone)) unsigned long descend(int depth, int deadline
 int main(int argc, char **argv) {
   int depth = argc > 1 ? atoi(argv[1]) : 0;
   int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0) {
-    fprintf(2, "usage: pdeep N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
-    return 1;
-  }
+  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0)
+    usage_exit("pdeep N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
   sink = descend(depth, uptime() + 10 * seconds);
   printf("pdeep: done\n");
   return 0;

@@ -19,10 +19,7 @@ __attribute__((noinline)) unsigned long spin_in_a_function_with_a_long_name(unsi
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 1;
-  if (argc > 2 || seconds < 0) {
-    fprintf(2, "usage: plong [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2 || seconds < 0) usage_exit("plong [SECONDS]\n");
   profiler_demo::long_names::spin_in_a_function_with_a_long_name(getpid(), uptime() + 10 * seconds);
   printf("plong: done\n");
   return 0;

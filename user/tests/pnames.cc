@@ -49,10 +49,8 @@ descenso_ñññññññññññññññññññññññññññññññññññ�
 int main(int argc, char **argv) {
   int depth = argc > 1 ? atoi(argv[1]) : 0;
   int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0) {
-    fprintf(2, "usage: pnames N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
-    return 1;
-  }
+  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0)
+    usage_exit("pnames N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
   sink = descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(
       depth, uptime() + 10 * seconds);
   printf("pnames: done\n");

@@ -97,10 +97,7 @@ void spin(int n) {
 
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "-x") == 0) exit(0);  // the exec'd child
-  if (argc > 4) {
-    fprintf(2, "usage: profrace [SEED [ROUNDS [WORKERS]]]\n");
-    exit(1);
-  }
+  if (argc > 4) usage_exit("profrace [SEED [ROUNDS [WORKERS]]]\n");
   unsigned long seed = argc > 1 ? static_cast<unsigned long>(atoi(argv[1])) : rdtime() % 1000000;
   int rounds = argc > 2 ? atoi(argv[2]) : 300;
   int workers = argc > 3 ? atoi(argv[3]) : 2;

@@ -206,10 +206,7 @@ void make_temp_file() {
 }  // namespace
 
 int main(int argc, char **) {
-  if (argc != 1) {
-    fprintf(2, "usage: tbadarg\n");
-    return 1;
-  }
+  if (argc != 1) usage_exit("tbadarg\n");
   set_up_heap();
   make_temp_file();
 

@@ -88,10 +88,7 @@ constexpr const char *ALL_KINDS[] = {"null", "text", "kernel", "guard", "maxva",
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(2, "usage: tfault null|text|kernel|guard|maxva|allones|all\n");
-    return 1;
-  }
+  if (argc != 2) usage_exit("tfault null|text|kernel|guard|maxva|allones|all\n");
   if (strcmp(argv[1], "all") == 0) {
     int failures = 0;
     for (const char *kind : ALL_KINDS) {
@@ -105,8 +102,7 @@ int main(int argc, char **argv) {
   int status;
   if (!run_kind(argv[1], status)) {
     fprintf(2, "tfault: unknown kind %s\n", argv[1]);
-    fprintf(2, "usage: tfault null|text|kernel|guard|maxva|allones|all\n");
-    return 1;
+    usage_exit("tfault null|text|kernel|guard|maxva|allones|all\n");
   }
   printf("tfault %s: child exit status %d\n", argv[1], status);
   return status == -1 ? 0 : 1;

@@ -64,10 +64,7 @@ int format_case(const Conversion &c, unsigned long bits, const char *word, char 
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3 || atoi(argv[2]) < 1) {
-    fprintf(2, "usage: tformat SEED CASES\n");
-    return 1;
-  }
+  if (argc != 3 || atoi(argv[2]) < 1) usage_exit("tformat SEED CASES\n");
   int seed = atoi(argv[1]);
   int cases = atoi(argv[2]);
   printf("tformat: seed %d, %d cases\n", seed, cases);

@@ -42,10 +42,8 @@ void child(int c, int lines) {
 int main(int argc, char **argv) {
   int procs = number(argc > 1 ? argv[1] : nullptr, 3);
   int lines = number(argc > 2 ? argv[2] : nullptr, 40);
-  if (argc > 3 || procs < 1 || procs > 8 || lines < 1) {
-    fprintf(2, "usage: tlines [PROCS [LINES]]   (1..8 processes)\n");
-    return 1;
-  }
+  if (argc > 3 || procs < 1 || procs > 8 || lines < 1)
+    usage_exit("tlines [PROCS [LINES]]   (1..8 processes)\n");
   for (int c = 0; c < procs; c++) {
     int pid = fork();
     if (pid < 0) {

@@ -41,10 +41,7 @@ __attribute__((noinline, noclone)) unsigned long prepare(unsigned long x) {
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 2;
-  if (argc > 2 || seconds < 0) {
-    fprintf(2, "usage: labnofp [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2 || seconds < 0) usage_exit("labnofp [SECONDS]\n");
   int deadline = uptime() + 10 * seconds;
   unsigned long x = 1;
   while (uptime() < deadline) {

@@ -45,10 +45,7 @@ __attribute__((noinline)) unsigned long after_the_call(unsigned long x) { return
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 1;
-  if (argc > 2 || seconds < 0) {
-    fprintf(2, "usage: labret [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2 || seconds < 0) usage_exit("labret [SECONDS]\n");
   sink = after_the_call(static_cast<unsigned long>(seconds));
   ends_in_call(uptime() + 10 * seconds);
 }

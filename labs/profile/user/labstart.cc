@@ -51,10 +51,7 @@ __attribute__((noinline)) unsigned long the_rest(unsigned long x, int seconds) {
 int main(int argc, char **argv) {
   unsigned long start = rdtime();
   int seconds = argc > 1 ? atoi(argv[1]) : 1;
-  if (argc > 2 || seconds < 0 || seconds > 60) {
-    fprintf(2, "usage: labstart [SECONDS]\n");
-    return 1;
-  }
+  if (argc > 2 || seconds < 0 || seconds > 60) usage_exit("labstart [SECONDS]\n");
   sink = the_rest(first_steps(start), seconds);
   printf("labstart: done\n");
   return 0;

@@ -96,10 +96,7 @@ __attribute__((noinline)) void count_round() {
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 3;
   use_fnv = argc > 2 && strcmp(argv[2], "fnv") == 0;
-  if (argc > 3 || seconds < 0 || (argc == 3 && !use_fnv)) {
-    fprintf(2, "usage: labwords [SECONDS [fnv]]\n");
-    return 1;
-  }
+  if (argc > 3 || seconds < 0 || (argc == 3 && !use_fnv)) usage_exit("labwords [SECONDS [fnv]]\n");
   make_vocabulary();
   int deadline = uptime() + 10 * seconds;
   unsigned long words = 0;
