@@ -624,34 +624,43 @@ void bench_readtime(const char *path, int passes, int size) {
   }
 }
 
+// The benchmarks that take one number: `bsys NAME N` or `bsys NAME BYTES`.
+struct OneNumber {
+  const char *name;
+  const char *what;  // the number's name, for parse()'s message
+  void (*run)(int);
+};
+constexpr OneNumber ONE_NUMBER[] = {
+    {"null", "N", bench_null},     {"fork", "N", bench_fork},
+    {"exec", "N", bench_exec},     {"pingpong", "N", bench_pingpong},
+    {"pipe", "BYTES", bench_pipe}, {"fwrite", "BYTES", bench_fwrite},
+};
+
+// A sampling rate for the profiler, 0 for none.
+int parse_hz(const char *s) {
+  int hz = atoi(s);
+  if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
+  return hz;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   if (argc >= 2 && strcmp(argv[1], "nop") == 0) return 0;
   for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
   const char *cmd = argc >= 2 ? argv[1] : "";
-  if (argc == 3 && strcmp(cmd, "null") == 0) {
-    bench_null(parse(argv[2], "N"));
-  } else if (argc == 3 && strcmp(cmd, "fork") == 0) {
-    bench_fork(parse(argv[2], "N"));
-  } else if (argc == 3 && strcmp(cmd, "exec") == 0) {
-    bench_exec(parse(argv[2], "N"));
-  } else if (argc == 3 && strcmp(cmd, "pingpong") == 0) {
-    bench_pingpong(parse(argv[2], "N"));
-  } else if (argc == 3 && strcmp(cmd, "pipe") == 0) {
-    bench_pipe(parse(argv[2], "BYTES"));
-  } else if (argc == 3 && strcmp(cmd, "fwrite") == 0) {
-    bench_fwrite(parse(argv[2], "BYTES"));
-  } else if (argc == 4 && strcmp(cmd, "fread") == 0) {
+  for (const OneNumber &b : ONE_NUMBER) {
+    if (argc == 3 && strcmp(cmd, b.name) == 0) {
+      b.run(parse(argv[2], b.what));
+      return 0;
+    }
+  }
+  if (argc == 4 && strcmp(cmd, "fread") == 0) {
     bench_fread(parse(argv[2], "BYTES"), parse(argv[3], "N"));
   } else if (argc == 5 && strcmp(cmd, "prof") == 0) {
-    int hz = atoi(argv[4]);
-    if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
-    bench_prof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), hz);
+    bench_prof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), parse_hz(argv[4]));
   } else if (argc == 4 && strcmp(cmd, "ksys") == 0) {
-    int hz = atoi(argv[3]);
-    if (hz != 0 && (hz < PROF_MIN_HZ || hz > PROF_MAX_HZ)) fail("HZ must be 0 or 10..10000");
-    bench_ksys(parse(argv[2], "ROUNDS"), hz);
+    bench_ksys(parse(argv[2], "ROUNDS"), parse_hz(argv[3]));
   } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
     bench_fill(parse(argv[2], "N"), argc == 4 ? parse(argv[3], "SECONDS") : 0);
   } else if ((argc == 4 || argc == 5) && strcmp(cmd, "readtime") == 0) {
@@ -659,16 +668,15 @@ int main(int argc, char **argv) {
     if (size < 1 || size > CHUNK) fail("SIZE must be 1..4096");
     bench_readtime(argv[2], parse(argv[3], "PASSES"), size);
   } else {
-    fprintf(2,
-            "usage: bsys null|fork|exec|pingpong N\n"
-            "       bsys pipe|fwrite BYTES\n"
-            "       bsys fread BYTES N\n"
-            "       bsys prof FRAMES UNITS HZ\n"
-            "       bsys ksys ROUNDS HZ\n"
-            "       bsys fill N [SECONDS]\n"
-            "       bsys readtime FILE PASSES [SIZE]\n"
-            "       bsys nop\n");
-    return 1;
+    usage_exit(
+        "bsys null|fork|exec|pingpong N\n"
+        "       bsys pipe|fwrite BYTES\n"
+        "       bsys fread BYTES N\n"
+        "       bsys prof FRAMES UNITS HZ\n"
+        "       bsys ksys ROUNDS HZ\n"
+        "       bsys fill N [SECONDS]\n"
+        "       bsys readtime FILE PASSES [SIZE]\n"
+        "       bsys nop\n");
   }
   return 0;
 }
