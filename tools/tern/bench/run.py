@@ -217,9 +217,10 @@ class Bench:
 # --- Output -------------------------------------------------------------------------------------
 
 
-def command_line(argv: list[str]) -> str:
+def command_line(argv: list[str] | None) -> str:
+    """The command that made the figures; argv None means this process's own arguments."""
     made_by = os.environ.get("BENCH_COMMAND")  # set by the Makefile: `make bench`
-    return made_by or "tools/bench " + shlex.join(argv)
+    return made_by or "tools/bench " + shlex.join(sys.argv[1:] if argv is None else argv)
 
 
 def digest(path: Path) -> str:
