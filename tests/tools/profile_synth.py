@@ -3,8 +3,10 @@
 A real profile (data/spin.json, data/mixed.json) shows what the kernel actually writes; a
 synthetic one reaches the corners a short real run may not: several processes, recursion,
 deep stacks, kernel frames above user frames, names with spaces, semicolons and non-ASCII
-letters, an unknown symbol, and a sample with no frames at all. The generator is seeded,
-so a failing test sees the same profile again.
+letters, an unknown symbol, and a sample with no frames at all. The processes are sampled
+unevenly, the busiest not first; most carry a name ("comm"), one changes it halfway (a
+fork, then an exec), and one has none. The generator is seeded, so a failing test sees the
+same profile again.
 
 Each hart samples on its own clock with an exact period, so a test can check that the
 period is estimated correctly.
@@ -20,6 +22,10 @@ PERIOD_US = 1000
 HARTS = 3
 USER_BASE = 0x1000
 KERNEL_BASE = 0x8020_0000
+# How often each process is sampled, and its names: before and after its exec (None: no
+# "comm" key at all).
+PROCESS_WEIGHTS = {3: 1, 4: 2, 7: 5}
+NAMES = {3: ("sh", "sh"), 4: (None, None), 7: ("sh", "primes")}
 
 # Call paths, outermost first, with how often each is sampled.
 USER_PATHS: list[tuple[list[str], int]] = [
@@ -64,7 +70,7 @@ def make_samples(seed: int = 1, count: int = 600, pids: tuple[int, ...] = (3, 4,
     for i in range(count + empty_samples):
         hart = i % HARTS
         clocks[hart] += PERIOD_US
-        pid = pids[rng.randrange(len(pids))]
+        pid = rng.choices(pids, [PROCESS_WEIGHTS.get(p, 1) for p in pids])[0]
         user = rng.choices(paths, weights)[0]
         kernel: list[str] = []
         if user[-1] in ("write", "sleep") and rng.random() < 0.8:
@@ -73,8 +79,13 @@ def make_samples(seed: int = 1, count: int = 600, pids: tuple[int, ...] = (3, 4,
         frames += [frame(n, False, d) for d, n in reversed(list(enumerate(user)))]
         if i >= count:
             frames = []  # a sample the walker could not read at all
-        samples.append({"pid": pid, "tid": pid, "timestamp": clocks[hart], "hart": hart,
-                        "mode": "kernel" if kernel and frames else "user", "samples": frames})
+        sample: dict[str, Any] = {"pid": pid, "tid": pid}
+        comm = NAMES.get(pid, (None, None))[0 if i < count // 4 else 1]
+        if comm is not None:
+            sample["comm"] = comm
+        sample.update({"timestamp": clocks[hart], "hart": hart,
+                       "mode": "kernel" if kernel and frames else "user", "samples": frames})
+        samples.append(sample)
     return samples
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, List
+from typing import Any, Dict, List
 
 import profile_synth
 
@@ -27,3 +27,18 @@ def raw_samples(path: Path) -> List[Any]:
     """The samples of a profile file, read with nothing but the json module: the reference
     the converters' output is compared with."""
     return json.loads(path.read_text(encoding="utf-8"))
+
+
+def process_names(samples: List[Any]) -> Dict[int, str]:
+    """The name of each process that has one: the last "comm" its samples carry (a process
+    sampled between its fork and its exec carries its parent's name at first)."""
+    names: Dict[int, str] = {}
+    for s in samples:
+        if s.get("comm"):
+            names[s["pid"]] = s["comm"]
+    return names
+
+
+def process_label(pid: int, names: Dict[int, str]) -> str:
+    """How the reports title a process: "pid 3", or "pid 3 (spin)" when it has a name."""
+    return f"pid {pid} ({names[pid]})" if pid in names else f"pid {pid}"

@@ -6,12 +6,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from samples import raw_samples
+from samples import process_label, process_names, raw_samples
 
 
 def expected_stacks(samples: List[Dict[str, Any]], with_pid: bool = False) -> Counter:
     """Folded stacks computed straight from the JSON, independently of tools/tern/prof."""
     out: Counter = Counter()
+    processes = process_names(samples)
     for s in samples:
         names = []
         for f in reversed(s["samples"]):
@@ -19,7 +20,7 @@ def expected_stacks(samples: List[Dict[str, Any]], with_pid: bool = False) -> Co
             names.append(name + " [k]" if f["kernel"] else name)
         names = names or ["[unknown]"]
         if with_pid:
-            names.insert(0, f"pid {s['pid']}")
+            names.insert(0, process_label(s["pid"], processes))
         out[";".join(names)] += 1
     return out
 

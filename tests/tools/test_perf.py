@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-from samples import raw_samples
+from samples import process_names, raw_samples
 
 HEADER = re.compile(r"^(\S.+?)\s+(\d+)/(\d+)\s+\[(\d+)\]\s+(\d+\.\d+):\s+(\d+)\s+(\S+):\s*$")
 FRAME = re.compile(r"^\s*([0-9a-f]+)\s+(.+) \((\S*)\)$")
@@ -44,14 +44,17 @@ def test_round_trip(any_profile: Path, profconv: Callable) -> None:
     events = parse_perf(result.stdout.decode("utf-8"))
     samples = sorted(raw_samples(any_profile), key=lambda s: s["timestamp"])
     assert len(events) == len(samples)
+    names = process_names(samples)
     for e, s in zip(events, samples):
         assert (e["pid"], e["tid"], e["cpu"]) == (s["pid"], s["tid"], s["hart"])
         seconds, micro = e["time"].split(".")
         assert int(seconds) * 1_000_000 + int(micro) == s["timestamp"] and len(micro) == 6
         assert e["period"] == 1 and e["event"] == "cpu-clock"
-        assert e["comm"] == f"pid{s['pid']}"
+        comm = names.get(s["pid"], f"pid{s['pid']}")
+        assert e["comm"] == comm.replace(" ", "_")
+        dso = "/" + comm if s["pid"] in names else "[user]"
         expected = [(f["address"], " ".join(f["symbol"].split()) or "[unknown]",
-                     "[kernel.kallsyms]" if f["kernel"] else "[user]") for f in s["samples"]]
+                     "[kernel.kallsyms]" if f["kernel"] else dso) for f in s["samples"]]
         assert e["frames"] == expected
 
 
