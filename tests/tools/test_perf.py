@@ -65,3 +65,70 @@ def test_names_become_comm_and_dso(spin_path: Path, profconv: Callable) -> None:
     files = {dso for e in events for _, _, dso in e["frames"]}
     assert "/spin" in files
     assert files <= {"/spin", "[kernel.kallsyms]"}
+
+
+# --- The Firefox Profiler's importer ---------------------------------------------------------
+#
+# The Firefox Profiler (src/profile-logic/import/linux-perf.js) reads `perf script` text with
+# the rules below. Two of them can lose what tern wrote: a frame whose symbol starts with
+# "(" is skipped, taken for a process name, and a trailing "+0x..." offset is cut off.
+
+
+def import_like_firefox(text: str) -> List[Dict[str, Any]]:
+    """The samples as the Firefox Profiler's perf importer reads them: thread name, pid, tid,
+    and the frames innermost first as (function, module, is kernel)."""
+    samples = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if line == "" or line.startswith("#"):
+            continue
+        start = re.match(r"^(.*)\s+([\d.]+):", line)
+        assert start, f"the importer cannot read the header {line!r}"
+        who = re.match(r"^(.*)\s+(?:(\d+)\/)?(\d+)\b", start[1])
+        assert who, f"the importer finds no pid/tid in {line!r}"
+        frames = []
+        while i < len(lines):
+            frame_line = lines[i]
+            i += 1
+            if frame_line.strip() == "":
+                break
+            m = re.match(r"^\s*(\w+)\s*(.+) \((\S*)\)", frame_line)
+            if not m:
+                continue  # the importer ignores a line it cannot read
+            func = re.sub(r"\+0x[\da-f]+$", "", m[2])
+            if func.startswith("("):
+                continue  # "skip process names"
+            frames.append((func, m[3], "kallsyms" in f"{func} (in {m[3]})"))
+        if frames:
+            samples.append({"thread": who[1].strip(), "pid": int(who[2] or 0),
+                            "tid": int(who[3]), "time": float(start[2]), "frames": frames})
+    return samples
+
+
+def test_firefox_importer_keeps_every_frame(any_profile: Path, profconv: Callable) -> None:
+    result = profconv("perf", any_profile)
+    assert result.returncode == 0, result.stderr
+    imported = import_like_firefox(result.stdout.decode("utf-8"))
+    samples = sorted((s for s in raw_samples(any_profile) if s["samples"]),
+                     key=lambda s: s["timestamp"])
+    names = process_names(samples)
+    assert len(imported) == len(samples)
+    lost = 0
+    for got, want in zip(imported, samples):
+        assert (got["pid"], got["tid"]) == (want["pid"], want["tid"])
+        assert got["thread"] == names.get(want["pid"], f"pid{want['pid']}").replace(" ", "_")
+        lost += len(got["frames"]) != len(want["samples"])
+        if len(got["frames"]) == len(want["samples"]):
+            for (func, _, kernel), f in zip(got["frames"], want["samples"]):
+                assert kernel == f["kernel"]
+                assert perf_name_meaning(func) == (" ".join(f["symbol"].split()) or "[unknown]")
+    assert lost == 0, f"{lost} of {len(samples)} samples lost frames in the importer"
+
+
+def perf_name_meaning(name: str) -> str:
+    """The symbol a perf frame name stands for: perf.py writes a leading parenthesised
+    group in braces, as GCC's diagnostics spell "{anonymous}", so importers keep it."""
+    return name.replace("{anonymous}", "(anonymous namespace)")
