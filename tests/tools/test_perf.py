@@ -55,7 +55,8 @@ def test_round_trip(any_profile: Path, profconv: Callable) -> None:
         dso = "/" + comm if s["pid"] in names else "[user]"
         expected = [(f["address"], " ".join(f["symbol"].split()) or "[unknown]",
                      "[kernel.kallsyms]" if f["kernel"] else dso) for f in s["samples"]]
-        assert e["frames"] == expected
+        assert [(a, perf_name_meaning(n), d) for a, n, d in e["frames"]] == expected
+        assert not any(n.startswith("(") for _, n, _ in e["frames"])
 
 
 def test_names_become_comm_and_dso(spin_path: Path, profconv: Callable) -> None:
@@ -129,6 +130,17 @@ def test_firefox_importer_keeps_every_frame(any_profile: Path, profconv: Callabl
 
 
 def perf_name_meaning(name: str) -> str:
-    """The symbol a perf frame name stands for: perf.py writes a leading parenthesised
-    group in braces, as GCC's diagnostics spell "{anonymous}", so importers keep it."""
+    """The symbol a perf frame name stands for: perf.py writes "(anonymous namespace)" as
+    GCC's messages spell it, "{anonymous}", so that importers keep the frame."""
     return name.replace("{anonymous}", "(anonymous namespace)")
+
+
+def test_names_never_start_with_a_parenthesis() -> None:
+    """Other names that start with a parenthesised group keep their letters, in braces."""
+    from tern.prof.perf import frame_name
+    assert frame_name("(anonymous namespace)::f((anonymous namespace)::A)") == \
+        "{anonymous}::f({anonymous}::A)"
+    assert frame_name("(lambda (x))::operator()") == "{lambda (x)}::operator()"
+    assert frame_name("(unclosed") == "{unclosed"
+    assert frame_name("f(int)") == "f(int)" and frame_name("") == "[unknown]"
+    assert frame_name("a\tb\nc") == "a b c"

@@ -18,6 +18,12 @@ the file name as the last parenthesised word on a frame line, so it must not con
 spaces; a symbol may (demangled C++ names often do). Kernel frames name the file
 "[kernel.kallsyms]", the name Linux gives its kernel, which viewers use to tell kernel
 code from user code.
+
+One spelling is changed on the way: the Firefox Profiler's importer skips every frame
+whose symbol starts with "(", taking it for a process name, and so would drop every
+function of an anonymous namespace. "(anonymous namespace)" is written "{anonymous}", as
+GCC's own messages spell it, and any other name that starts with a parenthesised group
+has that group in braces.
 """
 
 from __future__ import annotations
@@ -35,9 +41,25 @@ def seconds(us: int) -> str:
     return f"{us // 1_000_000}.{us % 1_000_000:06d}"
 
 
+ANONYMOUS = "(anonymous namespace)"
+
+
+def frame_name(symbol: str) -> str:
+    """A symbol as a frame line spells it: on one line, never starting with "("."""
+    name = " ".join(symbol.split()).replace(ANONYMOUS, "{anonymous}") or "[unknown]"
+    if name.startswith("("):
+        depth = 0
+        for i, c in enumerate(name):
+            depth += {"(": 1, ")": -1}.get(c, 0)
+            if depth == 0:
+                return "{" + name[1:i] + "}" + name[i + 1:]
+        return "{" + name[1:]
+    return name
+
+
 def user_dso(profile: Profile, pid: int) -> str:
     name = profile.names.get(pid)
-    return f"/{name}" if name else "[user]"
+    return "/" + name.replace(" ", "_") if name else "[user]"
 
 
 def render_sample(profile: Profile, sample: Sample) -> str:
@@ -46,8 +68,8 @@ def render_sample(profile: Profile, sample: Sample) -> str:
                         f"{seconds(sample.timestamp)}: 1 {EVENT}:"]
     dso = user_dso(profile, sample.pid)
     for f in sample.frames:
-        symbol = " ".join(f.symbol.split()) or "[unknown]"  # one line, no tabs
-        lines.append(f"\t{f.address:16x} {symbol} ({KERNEL_DSO if f.kernel else dso})")
+        lines.append(f"\t{f.address:16x} {frame_name(f.symbol)} "
+                     f"({KERNEL_DSO if f.kernel else dso})")
     return "\n".join(lines) + "\n\n"
 
 
