@@ -3,7 +3,8 @@
 profconv writes profile.proto with a hand-written protobuf encoder (tools/tern/prof/protobuf.py),
 so its own code cannot be the judge of it. pprof-format, a decoder written by others from
 the same public profile.proto, reads the file in Node; tests/tools/pprof_dump.mjs prints
-what it decoded as JSON, and that is compared with the profile's JSON.
+what it decoded as JSON, and that is compared with the profile's JSON. Go's own `go tool
+pprof` (Debian's golang-go) reads it too, as a user would.
 
 The package is installed into build/tools-node/ (not committed) on first use; the tests
 skip, saying why, only if npm is missing or cannot reach its registry. Under `CI=true`
@@ -15,14 +16,19 @@ from __future__ import annotations
 import fcntl
 import gzip
 import json
+import os
+import re
 import shutil
 import subprocess
+import tempfile
+from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, List
 
 import pytest
 
-from samples import ROOT, raw_samples
+from samples import ROOT, process_names, raw_samples
 from tern.prof import protobuf
 
 NODE_PREFIX = ROOT / "build" / "tools-node"
@@ -141,3 +147,132 @@ def test_fields() -> None:
     assert protobuf.Message().string(6, "", keep_empty=True).encode() == b"\x32\x00"
     inner = protobuf.Message().uint(1, 150)
     assert protobuf.Message().message(3, inner).encode() == b"\x1a\x03\x08\x96\x01"
+
+
+# --- Go's own pprof --------------------------------------------------------------------------
+#
+# `go tool pprof` (Debian's golang-go) is the consumer the format is for. -raw prints the
+# profile as pprof holds it after reading (identical samples merged), -traces prints the
+# header a user sees first. Both are parsed here and compared with the JSON: stacks,
+# counts, pids, harts, process names, kernel marks, the main binary and the time.
+
+RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+): ([\d ]*)$")
+RAW_LOCATION = re.compile(r"^\s+(\d+): 0x([0-9a-f]+) M=(\d+) (.+) (\S*):(\d+) s=(\d+)")
+RAW_MAPPING = re.compile(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S*)")
+LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
+
+
+@pytest.fixture(scope="session")
+def go_pprof() -> Callable[..., str]:
+    go = shutil.which("go")
+    if go is None:
+        pytest.skip("go is needed to read pprof with `go tool pprof` "
+                    "(Debian: apt-get install -y golang-go)")
+
+    def run(*args: Any) -> str:
+        env = dict(os.environ, TZ="UTC", HOME=os.environ.get("HOME", "/tmp"),
+                   PPROF_TMPDIR=tempfile.gettempdir())
+        result = subprocess.run([go, "tool", "pprof", *map(str, args)], capture_output=True,
+                                text=True, timeout=120, env=env)
+        assert result.returncode == 0, f"go tool pprof {args} failed:\n{result.stderr}"
+        return result.stdout
+    return run
+
+
+def parse_raw(text: str) -> Dict[str, Any]:
+    """`go tool pprof -raw` output: the header fields, the samples with their labels, the
+    locations (address, mapping, function, file, line) and the mappings."""
+    out: Dict[str, Any] = {"header": {}, "samples": [], "locations": {}, "mappings": {}}
+    section = "header"
+    for line in text.splitlines():
+        if line in ("Samples:", "Locations", "Mappings"):
+            section = line.rstrip(":").lower()
+            continue
+        if section == "header":
+            key, _, value = line.partition(": ")
+            out["header"][key] = value
+        elif section == "samples":
+            m = RAW_SAMPLE.match(line)
+            if m:
+                out["samples"].append({"values": [int(m[1]), int(m[2])],
+                                       "locations": [int(i) for i in m[3].split()],
+                                       "labels": {}})
+            elif out["samples"] and LABEL.search(line):
+                for key, value in LABEL.findall(line):
+                    out["samples"][-1]["labels"][key] = value
+        elif section == "locations":
+            m = RAW_LOCATION.match(line)
+            assert m, f"malformed location line {line!r}"
+            out["locations"][int(m[1])] = {"address": int(m[2], 16), "mapping": int(m[3]),
+                                           "name": m[4], "file": m[5], "line": int(m[6])}
+        elif section == "mappings" and line.strip():
+            m = RAW_MAPPING.match(line)
+            assert m, f"malformed mapping line {line!r}"
+            out["mappings"][int(m[1])] = {"start": int(m[2], 16), "limit": int(m[3], 16),
+                                          "file": m[5]}
+    return out
+
+
+def go_time(text: str) -> float:
+    """Go's time.Time.String() in UTC ("2026-12-04 01:22:37.123456789 +0000 UTC") as Unix
+    seconds."""
+    m = re.match(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)(?:\.(\d+))? \+0000 UTC$", text)
+    assert m, f"not a Go time in UTC: {text!r}"
+    whole = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+    return whole.timestamp() + (int(m[2]) / 10 ** len(m[2]) if m[2] else 0.0)
+
+
+def main_binary(samples: List[Dict[str, Any]]) -> str:
+    """What pprof should call the profile's binary: the named program with the most samples
+    in user code (the kernel is not the program being profiled unless there is no other)."""
+    names = process_names(samples)
+    programs: Counter = Counter()
+    for s in samples:
+        if any(not f["kernel"] for f in s["samples"]) and s["pid"] in names:
+            programs[names[s["pid"]]] += 1
+    if programs:
+        return max(sorted(programs), key=lambda name: programs[name])
+    return "[user]" if any(not f["kernel"] for s in samples for f in s["samples"]) \
+        else "[kernel.kallsyms]"
+
+
+def test_go_pprof_reads_everything(any_profile: Path, profconv: Callable, tmp_path: Path,
+                                   go_pprof: Callable) -> None:
+    # The JSON was written at a known wall-clock time: the profile's last sample.
+    written_ns = 1_796_000_000_123_456_000
+    os.utime(any_profile, ns=(written_ns, written_ns))
+    out = tmp_path / "profile.pb.gz"
+    result = profconv("pprof", any_profile, "-o", out, "--rate", 1000)
+    assert result.returncode == 0, result.stderr
+    raw = parse_raw(go_pprof("-raw", out))
+    samples = raw_samples(any_profile)
+    names = process_names(samples)
+
+    want: Counter = Counter()
+    for s in samples:
+        frames = tuple((label(f), f["kernel"]) for f in s["samples"])
+        want[(frames, s["pid"], s["hart"], s["mode"], names.get(s["pid"]))] += 1
+    got: Counter = Counter()
+    for s in raw["samples"]:
+        labels = s["labels"]
+        locations = [raw["locations"][i] for i in s["locations"]]
+        frames = []
+        for loc in locations:
+            mapping = raw["mappings"][loc["mapping"]]["file"]
+            kernel = mapping == "[kernel.kallsyms]"
+            assert loc["name"].endswith(" [k]") == kernel, (loc, mapping)
+            if not kernel:
+                assert mapping == names.get(int(labels["pid"]), "[user]"), (loc, labels)
+            frames.append((loc["name"], kernel))
+        assert s["values"][1] == s["values"][0] * 1_000_000
+        assert {"pid", "hart", "mode"} <= set(labels), f"a sample lacks a label: {labels}"
+        got[(tuple(frames), int(labels["pid"]), int(labels["hart"]), labels["mode"],
+             labels.get("comm"))] += s["values"][0]
+    assert got == want
+
+    header = go_pprof("-traces", out).splitlines()
+    assert header[0] == f"File: {main_binary(samples)}"
+    first = min(s["timestamp"] for s in samples)
+    last = max(s["timestamp"] for s in samples)
+    assert abs(go_time(raw["header"]["Time"]) - (written_ns / 1e9 - (last - first) / 1e6)) \
+        < 1e-6, raw["header"]["Time"]
