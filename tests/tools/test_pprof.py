@@ -74,19 +74,23 @@ def label(frame: dict) -> str:
 
 def test_decoded_by_pprof_format(any_profile: Path, profconv: Callable, tmp_path: Path,
                                  pprof_reader: Callable) -> None:
+    written_ns = 1_796_000_000_000_000_000
+    os.utime(any_profile, ns=(written_ns, written_ns))
     out = tmp_path / "profile.pb.gz"
     result = profconv("pprof", any_profile, "-o", out, "--rate", 200)
     assert result.returncode == 0, result.stderr
     assert out.read_bytes()[:2] == b"\x1f\x8b", "pprof files are gzipped"
     decoded = pprof_reader(out)
     samples = sorted(raw_samples(any_profile), key=lambda s: s["timestamp"])
+    names = process_names(samples)
 
     assert decoded["stringZero"] == "", "string_table[0] must be the empty string"
     assert decoded["sampleTypes"] == [["samples", "count"], ["cpu", "nanoseconds"]]
     assert decoded["periodType"] == ["cpu", "nanoseconds"]
     assert decoded["period"] == 5_000_000  # 200 Hz
     first, last = samples[0]["timestamp"], samples[-1]["timestamp"]
-    assert decoded["timeNanos"] == first * 1000
+    # The file was written when the last sample was taken (as far as the host can tell).
+    assert decoded["timeNanos"] == written_ns - (last - first) * 1000
     assert decoded["durationNanos"] == (last - first) * 1000 + 5_000_000
     assert decoded["comments"] and "boot" in decoded["comments"][0]
 
@@ -94,14 +98,21 @@ def test_decoded_by_pprof_format(any_profile: Path, profconv: Callable, tmp_path
     assert len(decoded["samples"]) == len(samples)
     for got, want in zip(decoded["samples"], samples):
         assert got["values"] == [1, 5_000_000]
-        assert got["labels"] == {"pid": want["pid"], "hart": want["hart"], "mode": want["mode"]}
+        labels = {"pid": want["pid"], "hart": str(want["hart"]), "mode": want["mode"]}
+        if want["pid"] in names:
+            labels["comm"] = names[want["pid"]]
+        assert got["labels"] == labels
+        if not want["samples"]:
+            assert [(f["name"], f["mapping"]) for f in got["frames"]] == [("[unknown]", 0)]
+            continue
         # Locations innermost first, as the JSON has them, each in its function and mapping.
         assert [f["name"] for f in got["frames"]] == [label(f) for f in want["samples"]]
         assert [f["address"] for f in got["frames"]] == [f["address"] for f in want["samples"]]
         for f, w in zip(got["frames"], want["samples"]):
             m = mappings[f["mapping"]]
             assert m["start"] <= f["address"] < m["limit"] and m["hasFunctions"]
-            assert m["file"] == ("kernel" if w["kernel"] else "user")
+            assert m["file"] == ("[kernel.kallsyms]" if w["kernel"]
+                                 else names.get(want["pid"], "[user]"))
             assert f["file"] == ("kernel" if w["kernel"] else "")
 
 
@@ -157,7 +168,7 @@ def test_fields() -> None:
 # counts, pids, harts, process names, kernel marks, the main binary and the time.
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+): ([\d ]*)$")
-RAW_LOCATION = re.compile(r"^\s+(\d+): 0x([0-9a-f]+) M=(\d+) (.+) (\S*):(\d+) s=(\d+)")
+RAW_LOCATION = re.compile(r"^\s+(\d+): 0x([0-9a-f]+)(?: M=(\d+))? (.+) (\S*):(\d+) s=(\d+)")
 RAW_MAPPING = re.compile(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S*)")
 LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
 
@@ -203,7 +214,7 @@ def parse_raw(text: str) -> Dict[str, Any]:
         elif section == "locations":
             m = RAW_LOCATION.match(line)
             assert m, f"malformed location line {line!r}"
-            out["locations"][int(m[1])] = {"address": int(m[2], 16), "mapping": int(m[3]),
+            out["locations"][int(m[1])] = {"address": int(m[2], 16), "mapping": int(m[3] or 0),
                                            "name": m[4], "file": m[5], "line": int(m[6])}
         elif section == "mappings" and line.strip():
             m = RAW_MAPPING.match(line)
@@ -250,7 +261,8 @@ def test_go_pprof_reads_everything(any_profile: Path, profconv: Callable, tmp_pa
 
     want: Counter = Counter()
     for s in samples:
-        frames = tuple((label(f), f["kernel"]) for f in s["samples"])
+        # A sample with no frames keeps its place as "[unknown]", as in the folded view.
+        frames = tuple((label(f), f["kernel"]) for f in s["samples"]) or (("[unknown]", False),)
         want[(frames, s["pid"], s["hart"], s["mode"], names.get(s["pid"]))] += 1
     got: Counter = Counter()
     for s in raw["samples"]:
@@ -258,6 +270,9 @@ def test_go_pprof_reads_everything(any_profile: Path, profconv: Callable, tmp_pa
         locations = [raw["locations"][i] for i in s["locations"]]
         frames = []
         for loc in locations:
+            if loc["mapping"] == 0 and loc["name"] == "[unknown]":
+                frames.append((loc["name"], False))
+                continue
             mapping = raw["mappings"][loc["mapping"]]["file"]
             kernel = mapping == "[kernel.kallsyms]"
             assert loc["name"].endswith(" [k]") == kernel, (loc, mapping)

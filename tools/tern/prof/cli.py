@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from typing import Dict, List, Optional, Sequence
 
 from . import export, folded, model, perf, pprof, report, speedscope, svg, top
@@ -59,12 +60,19 @@ def parse_names(values: Optional[List[str]]) -> Dict[int, str]:
 
 
 def read_profile(path: str) -> model.Profile:
-    """The profile in a JSON file, on standard input, or inside an export image."""
+    """The profile in a JSON file, on standard input, or inside an export image.
+
+    The profile's end_time is when the file was last written (tools/profget writes it
+    just after the run), or now for standard input.
+    """
     if path == "-":
-        return model.loads(sys.stdin.read())
+        profile = model.loads(sys.stdin.read())
+        profile.end_time = time.time()
+        return profile
     try:
         with open(path, "rb") as f:
             raw = f.read()
+            written = os.fstat(f.fileno()).st_mtime_ns / 1e9
     except OSError as err:
         raise model.ProfileError(f"cannot read {path}: {err.strerror}") from None
     if raw.startswith(export.MAGIC):
@@ -73,7 +81,9 @@ def read_profile(path: str) -> model.Profile:
         except export.ExportError as err:
             raise model.ProfileError(f"{path}: {err}") from None
     try:
-        return model.loads(raw.decode("utf-8"))
+        profile = model.loads(raw.decode("utf-8"))
+        profile.end_time = written
+        return profile
     except UnicodeDecodeError as err:
         raise model.ProfileError(f"{path}: not a text file ({err.reason} at byte {err.start})") \
             from None

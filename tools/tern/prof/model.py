@@ -67,6 +67,9 @@ class Profile:
     # Process names by pid, when known: from an optional "comm" key of the samples, or
     # from profconv's --name option. Reports fall back to "pid N".
     names: Dict[int, str] = field(default_factory=dict)
+    # When the last sample was taken, in seconds since 1970, if known. The machine keeps no
+    # calendar, so this comes from outside: profconv takes the time the file was written.
+    end_time: Optional[float] = None
 
     def pids(self) -> List[int]:
         return sorted({s.pid for s in self.samples})
@@ -76,7 +79,8 @@ class Profile:
         if pids is None:
             return self
         wanted = set(pids)
-        return Profile([s for s in self.samples if s.pid in wanted], dict(self.names))
+        return Profile([s for s in self.samples if s.pid in wanted], dict(self.names),
+                       self.end_time)
 
     def process_name(self, pid: int) -> str:
         """A short name for a process, without spaces: its known name, else "pidN"."""

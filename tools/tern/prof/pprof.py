@@ -7,27 +7,49 @@ normalised like a small database, so that a profile of millions of samples stays
                    index 0 must be the empty string
     function       a function: its name (and, in bigger tools, its source file)
     location       a code address, and the function it lies in (a "line")
-    mapping        a range of addresses that came from one binary: here one for the
-                   kernel and one for user programs
+    mapping        a range of addresses that came from one binary: one per user program
+                   (named after the process, "[user]" for processes without a name) and
+                   "[kernel.kallsyms]" for the kernel, as Linux's perf calls it
     sample         a stack as a list of location ids, innermost first, with one value per
-                   sample type and labels (pid, hart, mode) that `pprof -tagfocus` filters on
+                   sample type and labels that `pprof -tagfocus` filters on: pid, hart,
+                   mode, and comm (the process's name) when it is known
     sample_type    what the values mean: here the number of samples, and the CPU time
                    they stand for (one sampling period each)
 
-Field numbers are those of the public profile.proto. Kernel functions carry the " [k]"
-suffix in their names, as in every other view, and have "kernel" as their file name.
-The profile's time_nanos counts from tern's boot, since the machine keeps no calendar.
+Field numbers are those of the public profile.proto. A few choices keep what pprof would
+otherwise drop or get wrong:
+
+  * hart is a string label: a numeric label of 0 is left out on the wire (as every zero
+    is), and pprof reads a label with neither a value nor a unit as no label at all.
+  * The busiest user program's mapping comes first, and the kernel's name starts with
+    "[": pprof calls the first mapping whose name does not the profile's main binary
+    (its "File:" line).
+  * Kernel functions carry the " [k]" suffix in their names, as in every other view, and
+    their plain name as system_name. User functions have no system_name: pprof takes a
+    function whose two names are equal for one still to demangle, and "simplifies" an
+    already demangled C++ name by cutting every parenthesised part, so
+    "(anonymous namespace)::format(Output&)" would become "::format".
+  * A sample with no frames at all (the walker could not read the stack) gets one
+    location, "[unknown]", in no mapping, as in the folded view: pprof drops a sample
+    without locations, and the counts would no longer add up.
+  * time_nanos is the wall-clock time of the first sample. The machine keeps no calendar:
+    the profile's end_time (when the file was written) less the profile's span is used,
+    or the time of conversion when that is unknown.
 """
 
 from __future__ import annotations
 
 import gzip
+import time
 from typing import Dict, List, Optional, Tuple
 
 from .model import Frame, Profile
 from .protobuf import Message
 
-KERNEL_FILE = "kernel"
+KERNEL_FILE = "kernel"  # the source file name of kernel functions
+KERNEL_MAPPING_FILE = "[kernel.kallsyms]"
+UNNAMED_PROGRAM = "[user]"
+NO_FRAMES = Frame(0, "[unknown]", False)  # the one frame of a sample that has none
 
 # Field numbers from profile.proto.
 PROFILE_SAMPLE_TYPE, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION = 1, 2, 3, 4
@@ -41,8 +63,6 @@ MAPPING_ID, MAPPING_START, MAPPING_LIMIT, MAPPING_FILENAME, MAPPING_HAS_FUNCTION
 LOCATION_ID, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE = 1, 2, 3, 4
 LINE_FUNCTION_ID = 1
 FUNCTION_ID, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME = 1, 2, 3, 4
-
-KERNEL_MAPPING, USER_MAPPING = 1, 2
 
 
 class StringTable:
@@ -77,10 +97,16 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
     if period_us:
         out.message(PROFILE_SAMPLE_TYPE, value_type(strings, "cpu", "nanoseconds"))
 
+    # One mapping per user program, the busiest first, then the kernel's.
+    programs = program_order(profile)
+    mapping_of_program = {name: i + 1 for i, name in enumerate(programs)}
+    kernel_mapping = len(programs) + 1
+
     functions: Dict[Tuple[str, bool], int] = {}
-    locations: Dict[Tuple[int, str, bool], int] = {}
+    locations: Dict[Tuple[int, int, str], int] = {}
     function_msgs: List[Message] = []
     location_msgs: List[Message] = []
+    extent: Dict[int, Tuple[int, int]] = {}  # each mapping's lowest and highest address
 
     def function_id(frame: Frame) -> int:
         key = (frame.label, frame.kernel)
@@ -88,41 +114,53 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
             functions[key] = len(functions) + 1
             m = Message().uint(FUNCTION_ID, functions[key])
             m.uint(FUNCTION_NAME, strings(frame.label))
-            m.uint(FUNCTION_SYSTEM_NAME, strings(frame.symbol))
+            if frame.label != frame.symbol:
+                m.uint(FUNCTION_SYSTEM_NAME, strings(frame.symbol))
             if frame.kernel:
                 m.uint(FUNCTION_FILENAME, strings(KERNEL_FILE))
             function_msgs.append(m)
         return functions[key]
 
-    def location_id(frame: Frame) -> int:
-        key = (frame.address, frame.label, frame.kernel)
+    def location_id(frame: Frame, mapping: int) -> int:
+        key = (mapping, frame.address, frame.label)
         if key not in locations:
             locations[key] = len(locations) + 1
+            if mapping:
+                low, high = extent.get(mapping, (frame.address, frame.address))
+                extent[mapping] = (min(low, frame.address), max(high, frame.address))
             line = Message().uint(LINE_FUNCTION_ID, function_id(frame))
             location_msgs.append(
                 Message().uint(LOCATION_ID, locations[key])
-                .uint(LOCATION_MAPPING_ID, KERNEL_MAPPING if frame.kernel else USER_MAPPING)
+                .uint(LOCATION_MAPPING_ID, mapping)
                 .uint(LOCATION_ADDRESS, frame.address)
                 .message(LOCATION_LINE, line))
         return locations[key]
 
+    def label(key: str, *, text: str = "", number: int = 0) -> Message:
+        m = Message().uint(LABEL_KEY, strings(key))
+        return m.uint(LABEL_STR, strings(text)) if text else m.uint(LABEL_NUM, number)
+
     for s in sorted(profile.samples, key=lambda s: s.timestamp):
-        sample = Message().packed(SAMPLE_LOCATION_ID, [location_id(f) for f in s.frames])
+        program = mapping_of_program.get(program_name(profile, s.pid), 0)
+        ids = [location_id(f, kernel_mapping if f.kernel else program) for f in s.frames]
+        if not ids:
+            ids = [location_id(NO_FRAMES, 0)]
+        sample = Message().packed(SAMPLE_LOCATION_ID, ids)
         sample.packed(SAMPLE_VALUE, [1, period_us * 1000] if period_us else [1])
-        for key, number in (("pid", s.pid), ("hart", s.hart)):
-            sample.message(SAMPLE_LABEL, Message().uint(LABEL_KEY, strings(key))
-                           .uint(LABEL_NUM, number))
-        sample.message(SAMPLE_LABEL, Message().uint(LABEL_KEY, strings("mode"))
-                       .uint(LABEL_STR, strings(s.mode)))
+        sample.message(SAMPLE_LABEL, label("pid", number=s.pid))
+        sample.message(SAMPLE_LABEL, label("hart", text=str(s.hart)))
+        sample.message(SAMPLE_LABEL, label("mode", text=s.mode))
+        if profile.names.get(s.pid):
+            sample.message(SAMPLE_LABEL, label("comm", text=profile.names[s.pid]))
         out.message(PROFILE_SAMPLE, sample)
 
-    for mapping_id, kernel, filename in ((KERNEL_MAPPING, True, KERNEL_FILE),
-                                         (USER_MAPPING, False, "user")):
-        addresses = [f.address for s in profile.samples for f in s.frames if f.kernel == kernel]
-        if not addresses:
+    files = [*programs, KERNEL_MAPPING_FILE]
+    for mapping_id, filename in enumerate(files, 1):
+        if mapping_id not in extent:
             continue
+        low, high = extent[mapping_id]
         out.message(PROFILE_MAPPING, Message().uint(MAPPING_ID, mapping_id)
-                    .uint(MAPPING_START, min(addresses)).uint(MAPPING_LIMIT, max(addresses) + 1)
+                    .uint(MAPPING_START, low).uint(MAPPING_LIMIT, high + 1)
                     .uint(MAPPING_FILENAME, strings(filename)).uint(MAPPING_HAS_FUNCTIONS, 1))
     for m in location_msgs:
         out.message(PROFILE_LOCATION, m)
@@ -130,18 +168,36 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
         out.message(PROFILE_FUNCTION, m)
 
     first, last = profile.time_span()
-    comment = strings("tern profile: time_nanos counts from the machine's boot")
+    end = profile.end_time if profile.end_time is not None else time.time()
+    start_ns = round(end * 1e9) - (last - first) * 1000
+    comment = strings(f"tern profile: the samples were taken {first / 1e6:.6f} s to "
+                      f"{last / 1e6:.6f} s after the machine's boot")
     if period_us:
         out.message(PROFILE_PERIOD_TYPE, value_type(strings, "cpu", "nanoseconds"))
     # The string table is complete once nothing below adds to it.
     for text in strings.strings:
         out.string(PROFILE_STRING_TABLE, text, keep_empty=True)
-    out.uint(PROFILE_TIME_NANOS, first * 1000)
+    out.uint(PROFILE_TIME_NANOS, start_ns)
     out.uint(PROFILE_DURATION_NANOS, (last - first + (period_us or 0)) * 1000)
     if period_us:
         out.uint(PROFILE_PERIOD, period_us * 1000)
     out.packed(PROFILE_COMMENT, [comment])
     return out.encode()
+
+
+def program_name(profile: Profile, pid: int) -> str:
+    """The name of the program a process runs, as its mapping is called."""
+    return profile.names.get(pid) or UNNAMED_PROGRAM
+
+
+def program_order(profile: Profile) -> List[str]:
+    """The user programs, the one with the most samples in user code first."""
+    counts: Dict[str, int] = {}
+    for s in profile.samples:
+        if any(not f.kernel for f in s.frames):
+            name = program_name(profile, s.pid)
+            counts[name] = counts.get(name, 0) + 1
+    return sorted(counts, key=lambda name: (-counts[name], name))
 
 
 def render(profile: Profile, period_us: Optional[int] = None) -> bytes:
