@@ -1,7 +1,13 @@
-"""Folded stacks: exactly the sample counts of the JSON, in total and for every stack."""
+r"""Folded stacks: exactly the sample counts of the JSON, in total and for every stack.
+
+Kernel frames end in "_[k]", the mark FlameGraph's stackcollapse-perf.pl --kernel writes
+and flamegraph.pl's colour schemes (--colors=java, js, perl) look for to paint a frame as
+kernel code: `$name =~ m:_\[k\]$:`.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List
@@ -17,7 +23,7 @@ def expected_stacks(samples: List[Dict[str, Any]], with_pid: bool = False) -> Co
         names = []
         for f in reversed(s["samples"]):
             name = (f["symbol"] or "??").replace(";", ":")
-            names.append(name + " [k]" if f["kernel"] else name)
+            names.append(name + "_[k]" if f["kernel"] else name)
         names = names or ["[unknown]"]
         if with_pid:
             names.insert(0, process_label(s["pid"], processes))
@@ -76,10 +82,14 @@ def test_spin_chain(spin_path: Path, profconv: Callable) -> None:
 
 def test_kernel_frames_marked(mixed_path: Path, profconv: Callable) -> None:
     folded = parse_folded(profconv("folded", mixed_path).stdout.decode())
-    kernel_stacks = [s for s in folded if " [k]" in s]
-    assert kernel_stacks, "the mixed profile has samples inside system calls"
-    for stack in kernel_stacks:
-        frames = stack.split(";")
-        marked = [f.endswith(" [k]") for f in frames]
+    flamegraph_kernel = re.compile(r"_\[k\]$")  # flamegraph.pl's test, as it writes it
+    samples = raw_samples(mixed_path)
+    kernel_frames = sum(f["kernel"] for s in samples for f in s["samples"])
+    marked_frames = sum(count * sum(1 for f in stack.split(";") if flamegraph_kernel.search(f))
+                        for stack, count in folded.items())
+    assert kernel_frames > 0, "the mixed profile has samples inside system calls"
+    assert marked_frames == kernel_frames
+    for stack in folded:
+        marked = [bool(flamegraph_kernel.search(f)) for f in stack.split(";")]
         # Kernel frames are innermost: once a stack enters the kernel it stays there.
         assert marked == sorted(marked), stack
