@@ -1,7 +1,7 @@
 """Folded stacks: one line per distinct call stack, with the number of samples that saw it.
 
     _start;main;outer;middle;hot 207
-    _start;main;uptime;usertrap [k] 12
+    _start;main;uptime;usertrap_[k] 12
 
 The frames run from the outermost caller to the function that was executing, separated by
 semicolons, and the count follows the last space. It is the simplest complete summary of a
@@ -10,7 +10,9 @@ is, and it is the input of flamegraph.pl, inferno and speedscope.
 
 Names are cleaned so a line can always be split again: a semicolon inside a name would
 start a new frame, so it becomes a colon, and line breaks become spaces. Kernel functions
-carry the " [k]" suffix (model.py). With `with_pid`, each stack starts with a frame for
+end in "_[k]": the mark of FlameGraph's `stackcollapse-perf.pl --kernel`, which its
+flamegraph.pl looks for to colour kernel code (the other views write " [k]", model.py).
+With `with_pid`, each stack starts with a frame for
 its process ("pid 3"), so a flame graph keeps the processes side by side instead of
 merging their stacks. A sample with no frames at all still counts, as "[unknown]", so the
 counts always add up to the number of samples.
@@ -21,9 +23,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import List
 
-from .model import Profile, Sample
+from .model import UNKNOWN_SYMBOL, Profile, Sample
 
 NO_FRAMES = "[unknown]"
+KERNEL_MARK = "_[k]"
 
 
 def clean(name: str) -> str:
@@ -32,7 +35,8 @@ def clean(name: str) -> str:
 
 def stack_names(sample: Sample, profile: Profile, with_pid: bool = False) -> List[str]:
     """The names of a sample's frames, outermost first, as folded lines spell them."""
-    names = [clean(f.label) for f in sample.stack()] or [NO_FRAMES]
+    names = [clean(f.symbol or UNKNOWN_SYMBOL) + (KERNEL_MARK if f.kernel else "")
+             for f in sample.stack()] or [NO_FRAMES]
     if with_pid:
         names.insert(0, clean(profile.process_label(sample.pid)))
     return names
