@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable
 
-from samples import raw_samples
+from samples import process_label, process_names, raw_samples
 
 SCHEMA = "https://www.speedscope.app/file-format-schema.json"
 
@@ -54,3 +54,26 @@ def test_structure(any_profile: Path, profconv: Callable, tmp_path: Path) -> Non
         expected = [[label(f) for f in reversed(s["samples"])] for s in mine]
         assert [[names[i] for i in stack] for stack in prof["samples"]] == expected
     assert seen == set(by_pid)
+
+
+def test_opens_on_the_busiest_process(any_profile: Path, profconv: Callable,
+                                      tmp_path: Path) -> None:
+    """speedscope shows the profile at activeProfileIndex first: the process with the most
+    samples (the lowest pid among equals), not whichever pid is first."""
+    out = tmp_path / "profile.speedscope.json"
+    assert profconv("speedscope", any_profile, "-o", out).returncode == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    by_pid = Counter(s["pid"] for s in raw_samples(any_profile))
+    busiest = min(by_pid, key=lambda pid: (-by_pid[pid], pid))
+    active = doc["profiles"][doc["activeProfileIndex"]]
+    assert int(active["name"].split()[1]) == busiest
+    assert len(active["samples"]) == by_pid[busiest]
+
+
+def test_names_the_processes(any_profile: Path, profconv: Callable, tmp_path: Path) -> None:
+    out = tmp_path / "profile.speedscope.json"
+    assert profconv("speedscope", any_profile, "-o", out).returncode == 0
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    names = process_names(raw_samples(any_profile))
+    assert [p["name"] for p in doc["profiles"]] == \
+        [process_label(pid, names) for pid in sorted({s["pid"] for s in raw_samples(any_profile)})]
