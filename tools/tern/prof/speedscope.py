@@ -12,8 +12,10 @@ function name once, in a shared table of frames, and then refers to frames by th
 A "sampled" profile lists every sample's stack from the outermost frame to the innermost,
 in the order the samples were taken, so speedscope can show both the merged flame graph
 and the samples over time. Each process gets a profile of its own (speedscope shows one at
-a time and lets the reader switch). Every sample weighs 1: the unit is a count of samples,
-not a time, which stays true whatever the sampling rate was.
+a time and lets the reader switch), and the file opens on the busiest one: the first pid
+is often the shell that started the program, with a handful of samples. Every sample
+weighs 1: the unit is a count of samples, not a time, which stays true whatever the
+sampling rate was.
 """
 
 from __future__ import annotations
@@ -53,11 +55,12 @@ def convert(profile: Profile, name: str = "tern profile") -> Dict[str, Any]:
             "samples": stacks,
             "weights": [1] * len(stacks),
         })
+    busiest = max(range(len(profiles)), key=lambda i: (profiles[i]["endValue"], -i), default=0)
     return {
         "$schema": SCHEMA,
         "name": name,
         "exporter": "tern profconv",
-        "activeProfileIndex": 0,
+        "activeProfileIndex": busiest,
         "shared": {"frames": frames},
         "profiles": profiles,
     }
