@@ -1,0 +1,110 @@
+"""Source lines (tools/tern/prof/lines.py) against binutils' addr2line, and the refusal of
+a binary that is not the one profiled.
+
+addr2line is the independent reader here: it is part of the cross toolchain the build uses
+(riscv64-linux-gnu-addr2line), and reads the same DWARF line tables with other code. The
+addresses are drawn at random (seeded, printed) from each binary's code, and the ones a
+real profile of the build holds are added; every one must get the same file and line
+from both. These tests need the build (`make all`) and pyelftools, and skip without.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+from pathlib import Path
+import pytest
+
+from samples import ROOT
+from tern.prof import lines, model
+
+BUILD = ROOT / "build"
+SEED = int(os.environ.get("LINES_SEED", "20261204"))
+CASES = 300  # addresses per binary
+
+
+def addr2line() -> str:
+    for name in ("riscv64-linux-gnu-addr2line", "riscv64-unknown-elf-addr2line"):
+        path = shutil.which(name)
+        if path:
+            return path
+    pytest.skip("no RISC-V addr2line (Debian: binutils-riscv64-linux-gnu, which "
+                "g++-riscv64-linux-gnu brings)")
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    if lines.ELFFile is None:
+        pytest.skip("pyelftools is not installed (Debian: apt-get install -y "
+                    "python3-pyelftools)")
+    if not (BUILD / "kernel.elf").exists() or not (BUILD / "user" / "_primes.elf").exists():
+        pytest.skip("needs the build: run `make all`")
+
+
+@pytest.mark.parametrize("elf, sym", [("kernel.elf", "ksyms.bin"),
+                                      ("user/_primes.elf", "user/_primes.sym"),
+                                      ("user/_sh.elf", "user/_sh.sym")])
+def test_lines_match_addr2line(built: None, elf: str, sym: str) -> None:
+    rng = random.Random(SEED)
+    symbols = lines.SymbolTable((BUILD / sym).read_bytes())
+    table = lines.LineTable(BUILD / elf, ROOT)
+    addresses = []
+    sized = [(a, size) for a, size, _ in symbols.entries if size]
+    for _ in range(CASES):
+        start, size = rng.choice(sized)
+        addresses.append(start + rng.randrange(size))
+    result = subprocess.run([addr2line(), "-e", str(BUILD / elf)] + [hex(a) for a in addresses],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answers = result.stdout.splitlines()
+    assert len(answers) == len(addresses)
+    compared = 0
+    for address, answer in zip(addresses, answers):
+        file, _, number = answer.rpartition(":")
+        number = number.split()[0]  # "12 (discriminator 3)"
+        mine = table.lookup(address)
+        if file == "??" or number in ("?", "0"):
+            assert mine is None or mine.line == 0, (hex(address), mine)
+            continue
+        assert mine is not None, f"{address:#x}: addr2line says {answer}, lines.py nothing"
+        assert (os.path.normpath(file), int(number)) == (mine.path, mine.line), hex(address)
+        compared += 1
+    print(f"seed {SEED}: {compared} of {len(addresses)} addresses of {elf} compared")
+    assert compared > CASES * 0.9
+
+
+def test_a_rebuilt_binary_is_refused(built: None, tmp_path: Path) -> None:
+    """A profile whose frames name other functions than the binary does gets no lines
+    from it, and a note that says so; the other binaries still give theirs."""
+    symbols = lines.SymbolTable((BUILD / "user" / "_primes.sym").read_bytes())
+    address, _, _ = next(e for e in symbols.entries if e[2] == "is_prime")
+    good = {"pid": 3, "comm": "primes", "timestamp": 1, "samples": [
+        {"address": address, "symbol": "is_prime", "kernel": False}]}
+    bad = dict(good, pid=4, comm="sh")  # sh has no is_prime at that address
+    profile = model.loads(json.dumps([good, bad]))
+    found = lines.for_profile(profile, BUILD)
+    assert found.line(profile.samples[0], 0) is not None
+    assert found.line(profile.samples[1], 0) is None
+    assert any("_sh.elf is not the binary that was profiled" in n for n in found.notes)
+
+
+def test_no_build_no_lines(tmp_path: Path) -> None:
+    profile = model.loads('[{"pid":3,"comm":"primes","timestamp":1,"samples":'
+                          '[{"address":16,"symbol":"main","kernel":false}]}]')
+    found = lines.for_profile(profile, tmp_path)
+    assert not found.found() and found.line(profile.samples[0], 0) is None
+    assert found.notes
+
+
+def test_which_frames_are_pcs() -> None:
+    """The first frame and the first user frame under kernel frames are interrupted pcs;
+    the others are return addresses, looked up one byte earlier."""
+    s = model.loads('[{"pid":3,"timestamp":1,"samples":['
+                    '{"address":100,"symbol":"a","kernel":true},'
+                    '{"address":200,"symbol":"b","kernel":true},'
+                    '{"address":300,"symbol":"c","kernel":false},'
+                    '{"address":400,"symbol":"d","kernel":false}]}]').samples[0]
+    assert [lines.is_pc(s, i) for i in range(4)] == [True, False, True, False]

@@ -1,0 +1,298 @@
+"""Source lines: the file and line of the program that each frame of a sample was in.
+
+A profile names functions, but "which line of is_prime?" needs more: the line tables that
+the compiler wrote into the binaries' DWARF debug information (-g). For every machine
+address they give the source file and line it was compiled from, and the build keeps them
+in build/kernel.elf and in build/user/_NAME.elf, beside the stripped copies that go on the
+disk. pyelftools reads them.
+
+Which binary a frame belongs to: kernel frames come from the kernel; user frames from the
+program the process ran, which the profile names ("comm"). Which address to look up: the
+first frame of a sample, and the first user frame below kernel frames, are interrupted pcs
+and are looked up as they are; every other frame is a return address, looked up one byte
+earlier so that it lands on the call instruction (as the kernel itself does, see
+kern/profile/report.cc).
+
+A binary rebuilt since the profile was taken would give lines that look right and are
+not. So before a binary is used, every frame that lands in it is checked against the
+binary's own symbol table (build/ksyms.bin for the kernel, build/user/_NAME.sym for a
+program: the tables the kernel names frames with): if any frame's function is not the one
+the profile names, the binary is not used, and `notes` says why.
+
+Without pyelftools (it is not part of Python's standard library, unlike everything else
+in this package) or without a build, there are no lines, and `notes` says that too: every
+view works without them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from .model import UNKNOWN_SYMBOL, Profile, Sample
+
+try:  # Debian: python3-pyelftools
+    from elftools.elf.elffile import ELFFile
+except ImportError:  # pragma: no cover - depends on the machine
+    ELFFile = None
+
+SYMTAB_MAGIC = 0x544D5953  # "SYMT", kern/lib/symtab.h
+LONG_NAME = 64  # names at least this long may have been cut by the kernel: compare prefixes
+
+
+@dataclass(frozen=True)
+class Line:
+    path: str  # the source file, absolute, as the compiler saw it
+    line: int
+    shown: str  # the path relative to the source tree when inside it, for reports
+
+    def __str__(self) -> str:
+        return f"{self.shown}:{self.line}"
+
+    @property
+    def short(self) -> str:
+        """file:line with the file's name only, for narrow tables."""
+        return f"{os.path.basename(self.path)}:{self.line}"
+
+
+class SymbolTable:
+    """A table in the format of kern/lib/symtab.h: sorted code symbols, demangled."""
+
+    def __init__(self, data: bytes) -> None:
+        magic, count, strtab_size, _ = struct.unpack_from("<IIII", data)
+        if magic != SYMTAB_MAGIC:
+            raise ValueError("not a symbol table (bad magic)")
+        strtab = data[16 + 16 * count:16 + 16 * count + strtab_size]
+        self.starts: List[int] = []
+        self.entries: List[Tuple[int, int, str]] = []
+        for i in range(count):
+            addr, size, name = struct.unpack_from("<QII", data, 16 + 16 * i)
+            end = strtab.index(b"\0", name)
+            self.starts.append(addr)
+            self.entries.append((addr, size, strtab[name:end].decode("utf-8", "replace")))
+
+    def lookup(self, address: int) -> Optional[Tuple[int, str]]:
+        """The start and name of the function holding `address`, as the kernel finds it."""
+        i = bisect.bisect_right(self.starts, address) - 1
+        if i < 0:
+            return None
+        addr, size, name = self.entries[i]
+        if size and address >= addr + size:
+            return None
+        return addr, name
+
+
+class LineTable:
+    """The DWARF line table of one ELF file: address ranges to (file, line)."""
+
+    def __init__(self, path: Path, root: Path) -> None:
+        rows: List[Tuple[int, int, Optional[Line]]] = []  # (address, order, line or None)
+        names: Dict[str, Line] = {}
+        with open(path, "rb") as f:
+            elf = ELFFile(f)
+            if not elf.has_dwarf_info():
+                raise ValueError("it has no debug information")
+            dwarf = elf.get_dwarf_info()
+            for cu in dwarf.iter_CUs():
+                program = dwarf.line_program_for_CU(cu)
+                if program is None:
+                    continue
+                files = self._file_names(cu, program)
+                for entry in program.get_entries():
+                    state = entry.state
+                    if state is None:
+                        continue
+                    if state.end_sequence:
+                        rows.append((state.address, len(rows), None))
+                        continue
+                    path_text = files.get(state.file)
+                    if path_text is None:
+                        continue
+                    key = f"{path_text}:{state.line}"
+                    if key not in names:
+                        names[key] = Line(path_text, state.line, _shown(path_text, root))
+                    rows.append((state.address, len(rows), names[key]))
+        # Of several rows at one address, the last one written is the line the address
+        # belongs to (the earlier ones are empty views of lines with no code of their own).
+        rows.sort(key=lambda r: (r[0], r[1]))
+        self.addresses: List[int] = []
+        self.lines: List[Optional[Line]] = []
+        for address, _, line in rows:
+            if self.addresses and self.addresses[-1] == address:
+                self.lines[-1] = line if line is not None else self.lines[-1]
+            else:
+                self.addresses.append(address)
+                self.lines.append(line)
+
+    @staticmethod
+    def _file_names(cu, program) -> Dict[int, str]:
+        top = cu.get_top_DIE()
+        comp_dir = top.attributes.get("DW_AT_comp_dir")
+        base = comp_dir.value.decode("utf-8", "replace") if comp_dir else ""
+        header = program.header
+        version = header.version
+        dirs = [d.decode("utf-8", "replace") for d in header.include_directory]
+        out: Dict[int, str] = {}
+        for i, entry in enumerate(header.file_entry):
+            # DWARF 5 counts files and directories from 0 (directory 0 is the compilation
+            # directory); earlier versions count from 1, and directory 0 means the
+            # compilation directory.
+            index = i if version >= 5 else i + 1
+            d = entry.dir_index
+            if version >= 5:
+                folder = dirs[d] if d < len(dirs) else base
+            else:
+                folder = dirs[d - 1] if 0 < d <= len(dirs) else base
+            name = entry.name.decode("utf-8", "replace")
+            out[index] = os.path.normpath(os.path.join(base, folder, name))
+        return out
+
+    def lookup(self, address: int) -> Optional[Line]:
+        i = bisect.bisect_right(self.addresses, address) - 1
+        return self.lines[i] if i >= 0 else None
+
+
+def _shown(path: str, root: Path) -> str:
+    try:
+        return Path(path).relative_to(root).as_posix()
+    except ValueError:
+        return path
+
+
+def is_pc(sample: Sample, index: int) -> bool:
+    """Whether frame `index` of a sample (innermost first) is an interrupted pc rather than
+    a return address: the first frame, and the first user frame below kernel frames."""
+    frames = sample.frames
+    return index == 0 or (not frames[index].kernel and frames[index - 1].kernel)
+
+
+BinaryKey = Tuple[bool, str]  # (kernel, program name; "" for the kernel)
+
+
+class Sources:
+    """The source line of every frame of a profile, where the build can tell.
+
+    `build` is the build folder (build/ of the tree by default); `root` is the source
+    tree, to which file names are shown relative. `line(sample, i)` gives the line of frame
+    i of a sample (innermost first), or None.
+    """
+
+    def __init__(self, profile: Profile, build: Path, root: Path) -> None:
+        self.build = build
+        self.root = root
+        self.notes: List[str] = []
+        self.functions: Dict[Tuple[BinaryKey, str], Line] = {}  # where each function starts
+        self._tables: Dict[BinaryKey, LineTable] = {}
+        self._cache: Dict[Tuple[BinaryKey, int], Optional[Line]] = {}
+        self.profile = profile
+        if ELFFile is None:
+            self.notes.append("no source lines: pyelftools is not installed "
+                              "(Debian: apt-get install -y python3-pyelftools)")
+            return
+        self._load(profile)
+
+    def binary_key(self, sample: Sample, index: int) -> BinaryKey:
+        if sample.frames[index].kernel:
+            return (True, "")
+        return (False, self.profile.names.get(sample.pid, ""))
+
+    def paths(self, key: BinaryKey) -> Tuple[Path, Path]:
+        """The ELF file with debug information, and the symbol table, of a binary."""
+        if key[0]:
+            return self.build / "kernel.elf", self.build / "ksyms.bin"
+        return (self.build / "user" / f"_{key[1]}.elf", self.build / "user" / f"_{key[1]}.sym")
+
+    def _load(self, profile: Profile) -> None:
+        wanted: Dict[BinaryKey, List[Tuple[int, str]]] = {}
+        unnamed = set()
+        for s in profile.samples:
+            for i, f in enumerate(s.frames):
+                key = self.binary_key(s, i)
+                if key[1] == "" and not key[0]:
+                    unnamed.add(s.pid)  # a process without a name: its program is unknown
+                    continue
+                lookup = f.address if is_pc(s, i) else f.address - 1
+                wanted.setdefault(key, []).append((lookup, f.symbol))
+        if unnamed:
+            pids = ", ".join(map(str, sorted(unnamed)))
+            self.notes.append(f"no source lines for the user code of pid {pids}: the profile "
+                              "does not name the program (profconv's --name PID=PROGRAM does)")
+        for key, frames in sorted(wanted.items()):
+            elf, sym = self.paths(key)
+            what = "the kernel" if key[0] else key[1]
+            if not elf.exists() or not sym.exists():
+                self.notes.append(f"no source lines for {what}: {elf} is not there")
+                continue
+            try:
+                symbols = SymbolTable(sym.read_bytes())
+            except (OSError, ValueError, struct.error) as err:
+                self.notes.append(f"no source lines for {what}: {sym}: {err}")
+                continue
+            wrong = self._mismatch(symbols, frames)
+            if wrong:
+                self.notes.append(f"no source lines for {what}: {elf} is not the binary that "
+                                  f"was profiled ({wrong}); rebuild it as it was, or profile "
+                                  "again")
+                continue
+            try:
+                table = LineTable(elf, self.root)
+            except (OSError, ValueError) as err:
+                self.notes.append(f"no source lines for {what}: {elf}: {err}")
+                continue
+            except Exception as err:  # pyelftools raises its own errors for damaged files
+                self.notes.append(f"no source lines for {what}: {elf}: cannot read its "
+                                  f"debug information ({err})")
+                continue
+            self._tables[key] = table
+            for lookup, symbol in frames:
+                found = symbols.lookup(lookup)
+                if found and (key, symbol) not in self.functions:
+                    start = table.lookup(found[0])
+                    if start is not None:
+                        self.functions[(key, symbol)] = start
+
+    @staticmethod
+    def _mismatch(symbols: SymbolTable, frames: Sequence[Tuple[int, str]]) -> str:
+        """The first frame whose function the symbol table names otherwise, or ""."""
+        for lookup, symbol in sorted(set(frames)):
+            found = symbols.lookup(lookup)
+            name = found[1] if found else UNKNOWN_SYMBOL
+            if symbol == name or (len(symbol) >= LONG_NAME and name.startswith(symbol)):
+                continue
+            return f"{lookup:#x} is in {name!r} there, {symbol!r} in the profile"
+        return ""
+
+    def line(self, sample: Sample, index: int) -> Optional[Line]:
+        key = self.binary_key(sample, index)
+        table = self._tables.get(key)
+        if table is None:
+            return None
+        f = sample.frames[index]
+        lookup = f.address if is_pc(sample, index) else f.address - 1
+        cached = self._cache.get((key, lookup), False)
+        if cached is False:
+            cached = self._cache[(key, lookup)] = table.lookup(lookup)
+        return cached  # type: ignore[return-value]
+
+    def start(self, sample: Sample, index: int) -> Optional[Line]:
+        """Where the function of frame `index` starts (its first line with code)."""
+        return self.functions.get((self.binary_key(sample, index), sample.frames[index].symbol))
+
+    def found(self) -> bool:
+        """Whether any binary gave lines."""
+        return bool(self._tables)
+
+
+def default_build() -> Path:
+    from .. import REPO
+    return REPO / "build"
+
+
+def for_profile(profile: Profile, build: Optional[Path] = None) -> Sources:
+    """The lines of a profile's frames from the binaries in `build` (build/ by default)."""
+    from .. import REPO
+    return Sources(profile, build or default_build(), REPO)
