@@ -42,3 +42,45 @@ def process_names(samples: List[Any]) -> Dict[int, str]:
 def process_label(pid: int, names: Dict[int, str]) -> str:
     """How the reports title a process: "pid 3", or "pid 3 (spin)" when it has a name."""
     return f"pid {pid} ({names[pid]})" if pid in names else f"pid {pid}"
+
+
+def profile_of_build(program: str, seed: int, count: int) -> List[Dict[str, Any]]:
+    """`count` one-frame samples of `program` as the build made it (build/user/_PROGRAM),
+    each at a random address inside one of its functions, about half of them inside
+    is_prime when it has one: a profile whose every frame has a true source line."""
+    import random
+    from tern.prof.lines import SymbolTable
+    rng = random.Random(seed)
+    table = SymbolTable((ROOT / "build" / "user" / f"_{program}.sym").read_bytes())
+    functions = [(a, size, name) for a, size, name in table.entries if size >= 2]
+    favourite = [f for f in functions if f[2] == "is_prime"]
+    samples = []
+    for i in range(count):
+        addr, size, name = rng.choice(favourite if favourite and rng.random() < 0.5
+                                      else functions)
+        pc = addr + 2 * rng.randrange(size // 2)  # instructions are 2 or 4 bytes long
+        samples.append({"pid": 3, "tid": 3, "comm": program, "timestamp": 1_000_000 + 1000 * i,
+                        "hart": i % 2, "mode": "user",
+                        "samples": [{"address": pc, "symbol": name, "kernel": False}]})
+    return samples
+
+
+def addr2line(elf: Path, addresses: List[int]) -> List[Any]:
+    """binutils' answer for each address: (file, line), or None where it has none."""
+    import shutil
+    import subprocess
+    tool = shutil.which("riscv64-linux-gnu-addr2line") or shutil.which(
+        "riscv64-unknown-elf-addr2line")
+    assert tool, "no RISC-V addr2line (it comes with g++-riscv64-linux-gnu)"
+    result = subprocess.run([tool, "-e", str(elf)] + [hex(a) for a in addresses],
+                            capture_output=True, text=True, timeout=120, check=True)
+    out: List[Any] = []
+    for answer in result.stdout.splitlines():
+        file, _, number = answer.rpartition(":")
+        number = number.split()[0]  # "12 (discriminator 3)"
+        if file == "??" or not number.isdigit() or number == "0":
+            out.append(None)
+        else:
+            import os
+            out.append((os.path.normpath(file), int(number)))
+    return out

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List
 
 import pytest
 
-from samples import ROOT, process_names, raw_samples
+from samples import ROOT, addr2line, process_names, profile_of_build, raw_samples
 from tern.prof import protobuf
 
 NODE_PREFIX = ROOT / "build" / "tools-node"
@@ -291,3 +291,43 @@ def test_go_pprof_reads_everything(any_profile: Path, profconv: Callable, tmp_pa
     last = max(s["timestamp"] for s in samples)
     assert abs(go_time(raw["header"]["Time"]) - (written_ns / 1e9 - (last - first) / 1e6)) \
         < 1e-6, raw["header"]["Time"]
+
+
+LIST_LINE = re.compile(r"^\s+(\S+)\s+(\S+)\s+(\d+):")
+
+
+def test_go_pprof_lists_source_lines(profconv: Callable, tmp_path: Path,
+                                     go_pprof: Callable) -> None:
+    """`pprof -list FUNCTION` prints the function's source with the samples of each line,
+    and every location's file:line is addr2line's."""
+    if not (ROOT / "build" / "user" / "_primes.elf").exists():
+        pytest.skip("needs the build: run `make all`")
+    seed = int(os.environ.get("LINES_SEED", "7"))
+    samples = profile_of_build("primes", seed, 400)
+    path = tmp_path / "primes.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    out = tmp_path / "primes.pb.gz"
+    result = profconv("pprof", path, "-o", out)
+    assert result.returncode == 0, result.stderr
+    addresses = [s["samples"][0]["address"] for s in samples]
+    truth = addr2line(ROOT / "build" / "user" / "_primes.elf", addresses)
+    print(f"seed {seed}: {len(samples)} samples")
+
+    raw = parse_raw(go_pprof("-raw", out))
+    by_address = dict(zip(addresses, truth))
+    for loc in raw["locations"].values():
+        want = by_address[loc["address"]]
+        assert (loc["file"], loc["line"]) == (want if want else ("", 0)), loc
+
+    want = Counter(t[1] for s, t in zip(samples, truth)
+                   if t and s["samples"][0]["symbol"] == "is_prime" and
+                   t[0].endswith("primes.cc"))
+    listing = go_pprof("-sample_index=samples", "-list", "^is_prime$", out)
+    assert "ROUTINE ======================== is_prime in " in listing
+    assert str(ROOT / "user" / "demo" / "primes.cc") in listing
+    got = Counter()
+    for line in listing.splitlines():
+        m = LIST_LINE.match(line)
+        if m and m[1] != ".":
+            got[int(m[3])] = int(m[1])
+    assert got == want and sum(want.values()) > 100

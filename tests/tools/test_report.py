@@ -14,6 +14,7 @@ import re
 import shutil
 import struct
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable, Dict, List, Optional
@@ -204,3 +205,51 @@ def test_screenshot(chromium: str, name: str, report: Callable, tmp_path: Path) 
     assert result.returncode == 0, result.stderr[-3000:]
     assert not console_errors(result.stderr), "\n".join(console_errors(result.stderr))
     assert png_size(png) == (1280, 900)
+
+
+# --- The annotated source --------------------------------------------------------------------
+
+
+def test_annotated_source(profconv: Callable, tmp_path: Path) -> None:
+    """The hottest functions' source, with addr2line's count of samples beside each line,
+    and the code of that line from the file."""
+    if not (ROOT / "build" / "user" / "_primes.elf").exists():
+        pytest.skip("needs the build: run `make all`")
+    import json
+    import os
+    from collections import Counter
+    from samples import addr2line, profile_of_build
+    seed = int(os.environ.get("LINES_SEED", "5"))
+    samples = profile_of_build("primes", seed, 300)
+    path = tmp_path / "primes.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    out = tmp_path / "primes.html"
+    assert profconv("html", path, "-o", out).returncode == 0
+    html = out.read_text(encoding="utf-8")
+    truth = addr2line(ROOT / "build" / "user" / "_primes.elf",
+                      [s["samples"][0]["address"] for s in samples])
+    want = Counter(t for s, t in zip(samples, truth)
+                   if t and s["samples"][0]["symbol"] == "is_prime")
+    section = html[html.index('<div class="function" data-name="is_prime">'):]
+    section = section[:section.index("</div>")]
+    got: Counter = Counter()
+    for table in re.findall(r'<table class="annotate" data-file="([^"]+)">(.*?)</table>',
+                            section, re.S):
+        file, body = table
+        source = (ROOT / file).read_text().splitlines()
+        for number, self_n, incl_n, code in re.findall(
+                r'<tr data-line="(\d+)" data-self="(\d+)" data-incl="(\d+)"[^>]*>'
+                r'.*?<code>(.*?)</code>', body):
+            assert self_n == incl_n, "one-frame samples: every sample is the line's own"
+            assert unescape(code) == source[int(number) - 1]
+            if int(self_n):
+                got[(str(ROOT / file), int(number))] = int(self_n)
+    print(f"seed {seed}: {sum(want.values())} samples in is_prime")
+    assert got == want and sum(want.values()) > 100
+
+
+def test_stale_build_shows_no_lines(mixed_path: Path, report: Callable) -> None:
+    """The committed profiles come from an older build: no line may be made up for them."""
+    html = report(mixed_path).read_text(encoding="utf-8")
+    assert 'class="annotate"' not in html
+    assert all(cell == "" for cell in re.findall(r'<td class="line">([^<]*)</td>', html))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Tuple
 
-from samples import raw_samples
+import pytest
+
+from samples import ROOT, addr2line, profile_of_build, raw_samples
 
 # The row format of `profile top` (user/bin/profile/tally.cc), which profconv copies.
 ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\[k\] )?(.+)$")
@@ -64,3 +68,47 @@ def test_sorted_and_limited(spin_path: Path, profconv: Callable) -> None:
     assert keys == sorted(keys)
     assert rows[0][6] == "hot", "spin spends most of its time in hot"
     assert len(profconv("top", spin_path, "-n", 3).stdout.decode().splitlines()) == 5
+
+
+LINE_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\S+)\s+(\[k\] )?(.+)$")
+
+
+def test_hottest_line_of_each_function(profconv: Callable, tmp_path: Path) -> None:
+    """With the build's binaries, each row names the line most of its samples were at, as
+    addr2line finds the lines."""
+    if not (ROOT / "build" / "user" / "_primes.elf").exists():
+        pytest.skip("needs the build: run `make all`")
+    seed = int(os.environ.get("LINES_SEED", "11"))
+    samples = profile_of_build("primes", seed, 300)
+    path = tmp_path / "primes.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    text = profconv("top", path, "-n", 0).stdout.decode()
+    truth = addr2line(ROOT / "build" / "user" / "_primes.elf",
+                      [s["samples"][0]["address"] for s in samples])
+    per_function: Dict[str, Counter] = {}
+    for s, t in zip(samples, truth):
+        if t:
+            per_function.setdefault(s["samples"][0]["symbol"], Counter())[t] += 1
+    header, *rows, _ = text.splitlines()
+    assert header.split()[4:] == ["line", "function"], header
+    checked = 0
+    for line in rows:
+        m = LINE_ROW.match(line)
+        assert m, f"malformed row {line!r}"
+        counts = per_function.get(m[7])
+        if not counts:
+            assert m[5] == "-"
+            continue
+        best = min(counts, key=lambda t: (-counts[t], t[0], t[1]))
+        assert m[5] == f"{os.path.basename(best[0])}:{best[1]}", line
+        checked += 1
+    print(f"seed {seed}: {len(samples)} samples, {checked} rows checked")
+    assert checked >= 5
+    assert LINE_ROW.match(rows[0])[7] == "is_prime"
+
+
+def test_no_source_leaves_the_column_out(profconv: Callable, tmp_path: Path) -> None:
+    path = tmp_path / "primes.json"
+    path.write_text(json.dumps(raw_samples(Path(__file__).parent / "data" / "spin.json")))
+    text = profconv("top", path, "--no-source").stdout.decode()
+    assert text.splitlines()[0].split()[4:] == ["function"]

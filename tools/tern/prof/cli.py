@@ -24,9 +24,10 @@ import json
 import os
 import sys
 import time
-from typing import Dict, List, Optional, Sequence
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from . import export, folded, model, perf, pprof, report, speedscope, svg, top
+from . import export, folded, lines, model, perf, pprof, report, speedscope, svg, top
 
 FORMATS = ("top", "folded", "speedscope", "perf", "pprof", "svg", "html")
 
@@ -91,10 +92,30 @@ def read_profile(path: str) -> model.Profile:
         raise model.ProfileError(f"{path}: {err}") from None
 
 
+def sources(profile: model.Profile, args: argparse.Namespace) -> Optional[lines.Sources]:
+    """The source lines of the profile's frames, for the formats that show them (None with
+    --no-source). Why some are missing is said on standard error."""
+    if args.no_source:
+        return None
+    key = (id(profile), args.build)
+    if key in _sources and _sources[key][0] is profile:
+        return _sources[key][1]
+    found = lines.for_profile(profile, Path(args.build) if args.build else None)
+    for note in found.notes:
+        print(f"profconv: {note}", file=sys.stderr)
+    _sources[key] = (profile, found)
+    return found
+
+
+# The lines already found, so that the views of one profile read the binaries once.
+_sources: Dict[Tuple[int, Optional[str]], Tuple[model.Profile, lines.Sources]] = {}
+
+
 def convert(fmt: str, profile: model.Profile, args: argparse.Namespace) -> bytes:
     """The output of one format, as bytes."""
     if fmt == "top":
-        text = top.render(profile, None if args.lines == 0 else args.lines)
+        text = top.render(profile, None if args.lines == 0 else args.lines,
+                          sources(profile, args))
     elif fmt == "folded":
         text = folded.render(profile, with_pid=args.with_pid)
     elif fmt == "speedscope":
@@ -104,11 +125,11 @@ def convert(fmt: str, profile: model.Profile, args: argparse.Namespace) -> bytes
         text = perf.render(profile)
     elif fmt == "pprof":
         period = None if args.rate is None else max(1, round(1_000_000 / args.rate))
-        return pprof.render(profile, period)
+        return pprof.render(profile, period, sources(profile, args))
     elif fmt == "svg":
         text = svg.render(profile, args.title or "Flame graph", with_pid=args.with_pid)
     else:
-        text = report.render(profile, args.title or "tern profile")
+        text = report.render(profile, args.title or "tern profile", sources(profile, args))
     return text.encode("utf-8")
 
 
@@ -134,6 +155,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--rate", type=float, metavar="HZ",
                    help="pprof: the sampling rate (estimated from the timestamps if not given)")
     p.add_argument("--title", help="svg, html, speedscope: the title")
+    p.add_argument("--build", metavar="DIR",
+                   help="top, pprof, html: where the binaries with debug information are, for "
+                   "source lines (default: build/ of this tree)")
+    p.add_argument("--no-source", action="store_true",
+                   help="top, pprof, html: leave out source lines")
     return p
 
 

@@ -5,8 +5,9 @@ normalised like a small database, so that a profile of millions of samples stays
 
     string_table   every string once; everything else refers to strings by index, and
                    index 0 must be the empty string
-    function       a function: its name (and, in bigger tools, its source file)
-    location       a code address, and the function it lies in (a "line")
+    function       a function: its name, and its source file and first line when the
+                   build's debug information gives them (lines.py)
+    location       a code address, the function it lies in and its source line (a "line")
     mapping        a range of addresses that came from one binary: one per user program
                    (named after the process, "[user]" for processes without a name) and
                    "[kernel.kallsyms]" for the kernel, as Linux's perf calls it
@@ -24,6 +25,10 @@ otherwise drop or get wrong:
   * The busiest user program's mapping comes first, and the kernel's name starts with
     "[": pprof calls the first mapping whose name does not the profile's main binary
     (its "File:" line).
+  * A function with code from several source files (a header's function inlined into it)
+    is one pprof function per file, since a line number belongs to one file: `pprof -list
+    hot` shows the lines of spin.cc and those of the inlined code in user.h, each in its
+    file.
   * Kernel functions carry the " [k]" suffix in their names, as in every other view, and
     their plain name as system_name. User functions have no system_name: pprof takes a
     function whose two names are equal for one still to demangle, and "simplifies" an
@@ -41,9 +46,10 @@ from __future__ import annotations
 
 import gzip
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
-from .model import Frame, Profile
+from .lines import Line, Sources
+from .model import Frame, Profile, Sample
 from .protobuf import Message
 
 KERNEL_FILE = "kernel"  # the source file name of kernel functions
@@ -60,9 +66,11 @@ VALUE_TYPE_TYPE, VALUE_TYPE_UNIT = 1, 2
 SAMPLE_LOCATION_ID, SAMPLE_VALUE, SAMPLE_LABEL = 1, 2, 3
 LABEL_KEY, LABEL_STR, LABEL_NUM = 1, 2, 3
 MAPPING_ID, MAPPING_START, MAPPING_LIMIT, MAPPING_FILENAME, MAPPING_HAS_FUNCTIONS = 1, 2, 3, 5, 7
+MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS = 8, 9
 LOCATION_ID, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE = 1, 2, 3, 4
-LINE_FUNCTION_ID = 1
+LINE_FUNCTION_ID, LINE_LINE = 1, 2
 FUNCTION_ID, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME = 1, 2, 3, 4
+FUNCTION_START_LINE = 5
 
 
 class StringTable:
@@ -82,11 +90,14 @@ def value_type(strings: StringTable, kind: str, unit: str) -> Message:
     return Message().uint(VALUE_TYPE_TYPE, strings(kind)).uint(VALUE_TYPE_UNIT, strings(unit))
 
 
-def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
+def encode(profile: Profile, period_us: Optional[int] = None,
+           sources: Optional[Sources] = None) -> bytes:
     """The profile as an uncompressed profile.proto message.
 
     period_us is the sampling period; if None it is estimated from the timestamps, and if
-    that is impossible too the profile has sample counts only, no CPU time.
+    that is impossible too the profile has sample counts only, no CPU time. With sources
+    (lines.py), each location has its source line and each function its file and first
+    line, so that `pprof -list FUNCTION` prints the source with a count beside each line.
     """
     if period_us is None:
         period_us = profile.period_us()
@@ -102,38 +113,50 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
     mapping_of_program = {name: i + 1 for i, name in enumerate(programs)}
     kernel_mapping = len(programs) + 1
 
-    functions: Dict[Tuple[str, bool], int] = {}
-    locations: Dict[Tuple[int, int, str], int] = {}
+    functions: Dict[Tuple[str, bool, str], int] = {}
+    locations: Dict[Tuple[int, int, str, Optional[Line]], int] = {}
     function_msgs: List[Message] = []
     location_msgs: List[Message] = []
     extent: Dict[int, Tuple[int, int]] = {}  # each mapping's lowest and highest address
+    with_lines: Set[int] = set()  # the mappings whose locations have source lines
 
-    def function_id(frame: Frame) -> int:
-        key = (frame.label, frame.kernel)
+    def function_id(frame: Frame, start: Optional[Line], line: Optional[Line]) -> int:
+        # A function whose code lies in several files (a function of a header inlined into
+        # it) is one pprof function per file: a line number means something in one file.
+        where = line or start
+        path = where.path if where else (KERNEL_FILE if frame.kernel else "")
+        key = (frame.label, frame.kernel, path)
         if key not in functions:
             functions[key] = len(functions) + 1
             m = Message().uint(FUNCTION_ID, functions[key])
             m.uint(FUNCTION_NAME, strings(frame.label))
             if frame.label != frame.symbol:
                 m.uint(FUNCTION_SYSTEM_NAME, strings(frame.symbol))
-            if frame.kernel:
-                m.uint(FUNCTION_FILENAME, strings(KERNEL_FILE))
+            m.uint(FUNCTION_FILENAME, strings(path))
+            if start is not None and start.path == path:
+                m.uint(FUNCTION_START_LINE, start.line)
             function_msgs.append(m)
         return functions[key]
 
-    def location_id(frame: Frame, mapping: int) -> int:
-        key = (mapping, frame.address, frame.label)
+    def location_id(s: Sample, index: int, mapping: int) -> int:
+        frame = s.frames[index] if s.frames else NO_FRAMES
+        line = sources.line(s, index) if sources and s.frames else None
+        key = (mapping, frame.address, frame.label, line)
         if key not in locations:
             locations[key] = len(locations) + 1
             if mapping:
                 low, high = extent.get(mapping, (frame.address, frame.address))
                 extent[mapping] = (min(low, frame.address), max(high, frame.address))
-            line = Message().uint(LINE_FUNCTION_ID, function_id(frame))
+            start = sources.start(s, index) if sources and s.frames else None
+            entry = Message().uint(LINE_FUNCTION_ID, function_id(frame, start, line))
+            if line is not None:
+                entry.uint(LINE_LINE, line.line)
+                with_lines.add(mapping)
             location_msgs.append(
                 Message().uint(LOCATION_ID, locations[key])
                 .uint(LOCATION_MAPPING_ID, mapping)
                 .uint(LOCATION_ADDRESS, frame.address)
-                .message(LOCATION_LINE, line))
+                .message(LOCATION_LINE, entry))
         return locations[key]
 
     def label(key: str, *, text: str = "", number: int = 0) -> Message:
@@ -142,9 +165,10 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
 
     for s in sorted(profile.samples, key=lambda s: s.timestamp):
         program = mapping_of_program.get(program_name(profile, s.pid), 0)
-        ids = [location_id(f, kernel_mapping if f.kernel else program) for f in s.frames]
+        ids = [location_id(s, i, kernel_mapping if f.kernel else program)
+               for i, f in enumerate(s.frames)]
         if not ids:
-            ids = [location_id(NO_FRAMES, 0)]
+            ids = [location_id(s, 0, 0)]
         sample = Message().packed(SAMPLE_LOCATION_ID, ids)
         sample.packed(SAMPLE_VALUE, [1, period_us * 1000] if period_us else [1])
         sample.message(SAMPLE_LABEL, label("pid", number=s.pid))
@@ -159,9 +183,11 @@ def encode(profile: Profile, period_us: Optional[int] = None) -> bytes:
         if mapping_id not in extent:
             continue
         low, high = extent[mapping_id]
+        lined = mapping_id in with_lines
         out.message(PROFILE_MAPPING, Message().uint(MAPPING_ID, mapping_id)
                     .uint(MAPPING_START, low).uint(MAPPING_LIMIT, high + 1)
-                    .uint(MAPPING_FILENAME, strings(filename)).uint(MAPPING_HAS_FUNCTIONS, 1))
+                    .uint(MAPPING_FILENAME, strings(filename)).uint(MAPPING_HAS_FUNCTIONS, 1)
+                    .uint(MAPPING_HAS_FILENAMES, lined).uint(MAPPING_HAS_LINE_NUMBERS, lined))
     for m in location_msgs:
         out.message(PROFILE_LOCATION, m)
     for m in function_msgs:
@@ -200,6 +226,7 @@ def program_order(profile: Profile) -> List[str]:
     return sorted(counts, key=lambda name: (-counts[name], name))
 
 
-def render(profile: Profile, period_us: Optional[int] = None) -> bytes:
+def render(profile: Profile, period_us: Optional[int] = None,
+           sources: Optional[Sources] = None) -> bytes:
     """The gzipped profile, as `pprof` reads it. mtime=0 makes equal profiles equal bytes."""
-    return gzip.compress(encode(profile, period_us), mtime=0)
+    return gzip.compress(encode(profile, period_us, sources), mtime=0)

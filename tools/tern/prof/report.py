@@ -8,8 +8,12 @@ archived, or opened on a machine with no connection. It has three parts:
     into it, type in the search box to highlight matching functions and see their share;
   * the timeline (timeline.py): one row per process, samples over time, user and kernel
     in two colours;
-  * the table of functions (top.py), by self and inclusive samples; clicking a row
-    searches the flame graph for that function.
+  * the table of functions (top.py), by self and inclusive samples, with each one's
+    hottest source line; clicking a row searches the flame graph for that function;
+  * when the build's debug information gives source lines (lines.py), the source of the
+    hottest functions with the samples of each line beside it, as `perf annotate` shows
+    it: "self" samples were executing that line, "incl" ones were there or in a function
+    that line called.
 
 Everything is drawn here, in Python, as SVG; the script only moves, hides and recolours
 what is already on the page. So the report reads correctly even where scripts are off,
@@ -20,14 +24,18 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
-from typing import List
+from typing import Dict, List, Optional
 
 from . import flame, timeline, top
+from .lines import Line, Sources
 from .model import Profile
 
 HERE = Path(__file__).resolve().parent
 WIDTH = 1200
 TOP_ROWS = 100  # rows of the table of functions
+ANNOTATED = 5  # functions whose source is shown
+CONTEXT = 2  # lines shown around the lines that have samples
+MAX_GAP = 8  # a longer run of lines without samples is cut out
 
 
 def summary(profile: Profile) -> str:
@@ -50,19 +58,96 @@ def summary(profile: Profile) -> str:
     return text
 
 
-def top_table(profile: Profile) -> str:
+def top_table(profile: Profile, rows: List[top.Row]) -> str:
     total = sum(1 for s in profile.samples if s.frames)
     body: List[str] = []
-    for r in top.rows(profile)[:TOP_ROWS]:
+    for r in rows[:TOP_ROWS]:
         label = f"{r.name} [k]" if r.kernel else r.name  # the flame graph's name for it
+        hottest = r.hottest
         body.append(
             f'<tr data-name="{escape(label)}"><td>{r.self_count}</td>'
             f"<td>{top.percent(r.self_count, total):.1f}%</td><td>{r.incl_count}</td>"
             f"<td>{top.percent(r.incl_count, total):.1f}%</td>"
             f'<td class="where">{"kernel" if r.kernel else "user"}</td>'
+            f'<td class="line">{escape(str(hottest)) if hottest else ""}</td>'
             f'<td class="name">{escape(r.name)}</td></tr>')
     return ('<table id="top"><thead><tr><th>self</th><th>%</th><th>incl</th><th>%</th>'
-            '<th class="where">where</th><th class="name">function</th></tr></thead>\n<tbody>\n'
+            '<th class="where">where</th><th class="line">hottest line</th>'
+            '<th class="name">function</th></tr></thead>\n<tbody>\n'
+            + "\n".join(body) + "\n</tbody></table>")
+
+
+def read_source(path: str) -> Optional[List[str]]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read().splitlines()
+    except OSError:
+        return None
+
+
+def annotated(rows: List[top.Row], sources: Optional[Sources]) -> str:
+    """The source of the functions with the most self samples, a count beside each line."""
+    if sources is None:
+        return ""
+    chosen = [r for r in rows if r.self_count and r.lines][:ANNOTATED]
+    if not chosen:
+        notes = "".join(f"<li>{escape(n)}</li>" for n in sources.notes)
+        return ('<section id="source-section"><h2>Source</h2><p class="help">No source '
+                f'lines are known for this profile.</p><ul class="notes">{notes}</ul></section>')
+    parts = ['<section id="source-section"><h2>Source</h2>'
+             '<p class="help">The source of the functions with the most self samples, from '
+             "the build's debug information. self: samples that were executing the line. "
+             "incl: samples at the line, running it or a function it called. A line of "
+             "another function inlined into this one is shown in that function's file. On "
+             "QEMU a sample lands where a block of translated code begins, so the counts "
+             "gather on the first line of each loop or branch.</p>"]
+    for r in chosen:
+        label = f"{r.name} [k]" if r.kernel else r.name
+        parts.append(f'<div class="function" data-name="{escape(label)}"><h3>'
+                     f'{escape(r.display)} <span class="counts">{r.self_count} self, '
+                     f'{r.incl_count} incl</span></h3>')
+        by_file: Dict[str, List[Line]] = {}
+        for line in r.lines:
+            by_file.setdefault(line.path, []).append(line)
+        # The file of the hottest line first.
+        hottest = r.hottest
+        order = sorted(by_file, key=lambda p: (p != (hottest.path if hottest else ""), p))
+        for path in order:
+            parts.append(source_block(path, by_file[path], r))
+        parts.append("</div>")
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def source_block(path: str, hit: List[Line], row: top.Row) -> str:
+    """One file's lines around those with samples, as a table."""
+    text = read_source(path)
+    numbers = sorted({l.line for l in hit})
+    counts = {l.line: (row.self_lines[l], row.lines[l]) for l in hit}
+    most = max(c for _, c in counts.values())
+    shown: List[int] = []
+    for n in numbers:
+        for k in range(max(1, n - CONTEXT), n + CONTEXT + 1):
+            if text is not None and k > len(text):
+                break
+            if not shown or k > shown[-1]:
+                shown.append(k)
+    body = []
+    for i, n in enumerate(shown):
+        if i and n - shown[i - 1] > 1:
+            body.append('<tr class="gap"><td></td><td></td><td>...</td><td></td></tr>')
+        self_n, incl_n = counts.get(n, (0, 0))
+        heat = f' style="background: rgba(232,116,59,{0.1 + 0.6 * incl_n / most:.2f})"' \
+            if incl_n else ""
+        code = escape(text[n - 1]) if text is not None and n <= len(text) else ""
+        body.append(f'<tr data-line="{n}" data-self="{self_n}" data-incl="{incl_n}"{heat}>'
+                    f'<td>{self_n or ""}</td><td>{incl_n or ""}</td><td class="number">{n}</td>'
+                    f'<td class="code"><code>{code}</code></td></tr>')
+    shown_path = hit[0].shown
+    missing = "" if text is not None else " (the file is not there: counts only)"
+    return (f'<table class="annotate" data-file="{escape(shown_path)}"><caption>'
+            f"{escape(shown_path)}{missing}</caption><thead><tr><th>self</th><th>incl</th>"
+            '<th>line</th><th class="code">source</th></tr></thead><tbody>\n'
             + "\n".join(body) + "\n</tbody></table>")
 
 
@@ -77,11 +162,13 @@ def flame_graph(profile: Profile) -> str:
             f"{flame.frames_svg(boxes, WIDTH, 1, min_width=None, interactive=True)}\n</svg>")
 
 
-def render(profile: Profile, title: str = "tern profile") -> str:
-    """The HTML document."""
+def render(profile: Profile, title: str = "tern profile",
+           sources: Optional[Sources] = None) -> str:
+    """The HTML document; with sources, the table and the source view show lines."""
     style = (HERE / "report.css").read_text(encoding="utf-8")
     script = (HERE / "report.js").read_text(encoding="utf-8")
     timeline_svg, _ = timeline.render(profile, WIDTH)
+    rows = top.rows(profile, sources)
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -120,9 +207,12 @@ bar means the process was found running at every tick. Gaps are times it was not
 <section id="top-section">
 <h2>Functions</h2>
 <p class="help">self: samples taken in the function's own code. incl: samples with the
-function anywhere on the stack. Click a row to find the function in the flame graph.</p>
-{top_table(profile)}
+function anywhere on the stack. hottest line: the line of the function that most of those
+samples were at. Click a row to find the function in the flame graph.</p>
+{top_table(profile, rows)}
 </section>
+
+{annotated(rows, sources)}
 
 <script>
 {script}</script>
