@@ -12,6 +12,7 @@ unless the kernel and fs.img are built (`make all`). The rest needs no QEMU.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import pytest
 
 from samples import DATA, ROOT
 from tern.demo import DEMOS
-from tern.prof import model, top
+from tern.prof import lines, model, top
 
 DEMO = ROOT / "tools" / "demo"
 # The user programs the demos run; fs.img must be newer than all of them.
@@ -159,6 +160,40 @@ def check_compete(profile: model.Profile, console: str) -> None:
     assert incl(profile, "crc32") > 0.15 * len(profile.samples)
 
 
+def check_primes_lines(profile: model.Profile, out: Path) -> None:
+    """The hottest line of is_prime is its trial division (the loop that divides), in the
+    table's rows, in the report's annotated source and in `go tool pprof -list`."""
+    sources = lines.for_profile(profile)
+    assert not [n for n in sources.notes if "primes" in n], sources.notes
+    source = (ROOT / "user" / "demo" / "primes.cc").read_text().splitlines()
+    start = next(i for i, text in enumerate(source) if "bool is_prime(int n)" in text)
+    division = {i + 1 for i, text in enumerate(source[start:start + 8], start)
+                if "d * d <= n" in text or "n % d" in text}
+    assert len(division) == 2, "is_prime should still divide in a for loop"
+    row = next(r for r in top.rows(profile, sources) if r.name == "is_prime")
+    hottest = max(row.self_lines, key=lambda l: row.self_lines[l])
+    assert hottest.path == str(ROOT / "user" / "demo" / "primes.cc") and \
+        hottest.line in division, f"is_prime's lines: {row.self_lines}"
+    html = (out / "report.html").read_text(encoding="utf-8")
+    block = html[html.index('<div class="function" data-name="is_prime">'):]
+    block = block[:block.index("</div>")]
+    counts = {int(n): int(c) for n, c in re.findall(r'data-line="(\d+)" data-self="(\d+)"', block)}
+    assert max(counts, key=lambda n: counts[n]) == hottest.line
+    go = shutil.which("go")
+    if go is not None:
+        listing = subprocess.run([go, "tool", "pprof", "-sample_index=samples", "-list",
+                                  "^is_prime$", str(out / "profile.pb.gz")],
+                                 capture_output=True, text=True, timeout=120).stdout
+        per_line = {int(m[2]): int(m[1]) for m in
+                    re.finditer(r"(?m)^\s+(\d+)\s+\S+\s+(\d+):", listing)}
+        assert max(per_line, key=lambda n: per_line[n]) == hottest.line, listing
+
+
+# Checks of the source lines, for the demos that have one: given the profile and the folder
+# of the views.
+LINE_CHECKS: Dict[str, Callable[[model.Profile, Path], None]] = {"primes": check_primes_lines}
+
+
 CHECKS: Dict[str, Callable[[model.Profile, str], None]] = {
     "hot": check_hot, "primes": check_primes, "syscalls": check_syscalls,
     "compete": check_compete,
@@ -185,3 +220,5 @@ def test_demo(demo: Any, tmp_path: Path) -> None:
     console = (tmp_path / "console.txt").read_text(errors="replace")
     assert console in result.stderr, "the console is shown as well as saved"
     CHECKS[demo.name](profile, console)
+    if demo.name in LINE_CHECKS:
+        LINE_CHECKS[demo.name](profile, tmp_path)

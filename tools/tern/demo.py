@@ -120,8 +120,10 @@ def shown(path: Path) -> str:
 
 
 def report(profile: model.Profile, out: Path, expected: Tuple[str, ...]) -> None:
-    """The table of functions, where the views are, and whether the lesson came out."""
-    print(top.render(profile), end="")
+    """The table of functions (with each one's hottest line, found once for every view),
+    where the views are, and whether the lesson came out."""
+    sources = cli.sources(profile, cli.parser().parse_args(["top", "-"]))
+    print(top.render(profile, sources=sources), end="")
     print(f"Every view is in {shown(out)}/: open {shown(out / 'report.html')} in a browser.")
     rows = top.rows(profile)
     if expected and rows and rows[0].display not in expected:
