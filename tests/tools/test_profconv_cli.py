@@ -74,11 +74,14 @@ def test_names_option(mixed_path: Path, profconv: Callable) -> None:
     assert f"pid {pid} (sh);" in out
 
 
-def test_runs_under_plain_python3(spin_path: Path) -> None:
-    """The command's own shebang (`env python3`) must work too, whichever python3 that is."""
+@pytest.mark.parametrize("how", ["itself", "python3"])
+def test_runs_under_plain_python3(how: str, spin_path: Path) -> None:
+    """The command run as itself (its first lines pick the interpreter with tools/find-python)
+    and under whichever python3 is on PATH must print the same."""
     if shutil.which("python3") is None:
         pytest.skip("no python3 on PATH")
-    result = subprocess.run([str(PROFCONV), "top", str(spin_path)], capture_output=True,
+    command = [str(PROFCONV)] if how == "itself" else ["python3", str(PROFCONV)]
+    result = subprocess.run([*command, "top", str(spin_path)], capture_output=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr
     reference = subprocess.run([sys.executable, str(PROFCONV), "top", str(spin_path)],
