@@ -167,7 +167,7 @@ def test_zoom(chromium: str, spin_path: Path, report: Callable, tmp_path: Path) 
                  key=lambda a: int(a["data-count"]))
     dom = dump(chromium, page, tmp_path, f"#zoom={middle['data-id']}")
     shown = visible(dom)
-    width = 1200
+    width = drawn_width(dom)
     by_id = {a["data-id"]: a for a in shown}
     assert middle["data-id"] in by_id
     # The zoomed box spans the width; its callers are faded; everything else is inside it.
@@ -188,10 +188,52 @@ def test_zoom(chromium: str, spin_path: Path, report: Callable, tmp_path: Path) 
     assert names >= {"all", "_start", "main", "outer", "middle", "hot"}
 
 
+def drawn_width(dom: str) -> int:
+    """The width the script laid the flame graph out for: the page's, not a fixed one."""
+    m = re.search(r'<svg[^>]*id="flame"[^>]*data-drawn-width="(\d+)"', dom)
+    assert m, "the script did not fit the flame graph to the page"
+    return int(m[1])
+
+
 def png_size(path: Path) -> tuple:
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
     return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("size", [(1024, 768), (1920, 1080)], ids=["projector", "desktop"])
+@pytest.mark.parametrize("name", ["spin", "mixed"])
+def test_flame_graph_fills_the_window(chromium: str, name: str, size: tuple, report: Callable,
+                                      tmp_path: Path) -> None:
+    """On a 1024-pixel projector and on a 1920-pixel screen, the flame graph is laid out for
+    the window's width: every box inside the window, the whole graph using most of it, and
+    the page never wider than the window. A screenshot is left in build/ to look at."""
+    page = report(Path(__file__).resolve().parent / "data" / f"{name}.json")
+    result = run_chromium(chromium, tmp_path / "chromium-profile", "--dump-dom",
+                          f"--window-size={size[0]},{size[1]}", page.as_uri())
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not console_errors(result.stderr), "\n".join(console_errors(result.stderr))
+    dom = result.stdout
+    viewport = int(re.search(r'<body[^>]*data-viewport="(\d+)"', dom)[1])
+    assert size[0] - 20 <= viewport <= size[0], "the window's width, less a scroll bar"
+    width = drawn_width(dom)
+    assert 0.9 * viewport <= width <= viewport - 20, (width, viewport)
+    right = max(float(x) + float(w) for x, w in re.findall(
+        r'<g class="frame[^"]*"[^>]*>(?:<title>[^<]*</title>)?<rect x="([\d.]+)"[^>]*'
+        r'width="([\d.]+)"', dom))
+    assert abs(right - width) < 0.5, f"the boxes end at {right}, the graph at {width}"
+    timeline = int(re.search(r'<body[^>]*data-timeline-right="(\d+)"', dom)[1])
+    assert 0.9 * viewport <= timeline <= viewport, "the timeline's bars fill the width too"
+    # Every label fits its box at the report's font (CHAR_WIDTH pixels a letter).
+    for w, text in re.findall(r'<rect [^>]*width="([\d.]+)"[^>]*/><text [^>]*>([^<]*)</text>',
+                              dom):
+        assert len(unescape(text)) * 9.0 <= float(w), (text, w)
+    BUILD.mkdir(exist_ok=True)
+    png = BUILD / f"report-{name}-{size[0]}.png"
+    png.unlink(missing_ok=True)
+    shot = run_chromium(chromium, tmp_path / "chromium-profile", f"--screenshot={png}",
+                        f"--window-size={size[0]},{size[1]}", page.as_uri())
+    assert shot.returncode == 0 and png_size(png) == size
 
 
 @pytest.mark.parametrize("name", ["spin", "mixed"])
