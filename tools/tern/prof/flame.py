@@ -108,9 +108,9 @@ def colour(name: str, kind: str) -> str:
     return f"rgb({225 + a % 30},{90 + b % 130},{40 + c % 40})"
 
 
-def fit_label(name: str, width: float) -> str:
+def fit_label(name: str, width: float, char_width: float = CHAR_WIDTH) -> str:
     """As much of `name` as fits in a box `width` pixels wide ("" if not even 3 letters)."""
-    room = int((width - 6) / CHAR_WIDTH)
+    room = int((width - 6) / char_width)
     if room < 3:
         return ""
     return name if len(name) <= room else name[:room - 2] + ".."
@@ -130,11 +130,13 @@ def max_depth(boxes: List[Box]) -> int:
 
 
 def frames_svg(boxes: List[Box], width: float, top: float, *,
-               min_width: Optional[float] = MIN_WIDTH, interactive: bool = False) -> str:
+               min_width: Optional[float] = MIN_WIDTH, interactive: bool = False,
+               frame_height: int = FRAME_HEIGHT, char_width: float = CHAR_WIDTH) -> str:
     """The boxes as SVG groups, root at the bottom, filling `width` pixels from x = 0.
 
     min_width drops boxes narrower than that many pixels (None keeps all). interactive
     adds the data-* attributes the HTML report's script uses to zoom and search.
+    frame_height and char_width suit a larger font (the HTML report's).
     """
     if not boxes:
         return ""
@@ -147,7 +149,7 @@ def frames_svg(boxes: List[Box], width: float, top: float, *,
         if min_width is not None and w < min_width:
             continue
         x = box.start * scale
-        y = top + (rows - box.depth) * FRAME_HEIGHT
+        y = top + (rows - box.depth) * frame_height
         name = escape(box.node.name)
         attrs = ""
         if interactive:
@@ -156,8 +158,8 @@ def frames_svg(boxes: List[Box], width: float, top: float, *,
         out.append(
             f'<g class="frame {box.node.kind}"{attrs}>'
             f"<title>{escape(describe(box.node, total))}</title>"
-            f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{FRAME_HEIGHT - 1}" rx="2" '
+            f'<rect x="{x:.2f}" y="{y}" width="{w:.2f}" height="{frame_height - 1}" rx="2" '
             f'fill="{colour(box.node.name, box.node.kind)}"/>'
-            f'<text x="{x + 3:.2f}" y="{y + FRAME_HEIGHT - 5}">'
-            f"{escape(fit_label(box.node.name, w))}</text></g>")
+            f'<text x="{x + 3:.2f}" y="{y + frame_height - 5}">'
+            f"{escape(fit_label(box.node.name, w, char_width))}</text></g>")
     return "\n".join(out)

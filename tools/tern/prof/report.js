@@ -12,6 +12,13 @@
 //           their stack. Nested matches (a recursive function) count once, so the figure
 //           is a true share of the samples.
 //
+//   fit     the graph is as wide as the page: the script measures the width it has, draws
+//           the boxes for it (the page comes with them drawn for data-width pixels and
+//           scaled), and does it again when the window changes. It notes the width it
+//           drew for in the svg's data-drawn-width, and the window's in the body's
+//           data-viewport (and where the timeline's bars end in data-timeline-right), for
+//           a test to compare.
+//
 // The state lives in the address's fragment (#search=hot&zoom=12), so a zoomed view can
 // be bookmarked or sent to someone, and so a headless browser can open the page in a
 // given state to test it. Without scripts the page still shows the full picture.
@@ -20,7 +27,8 @@
 (function () {
   const svg = document.getElementById("flame");
   if (!svg) return;
-  const width = Number(svg.dataset.width);
+  let width = Number(svg.dataset.width);
+  const height = Number(svg.dataset.height);
   const charWidth = Number(svg.dataset.charWidth);
   const minWidth = 0.3; // narrower boxes are hidden: they would be noise
   const matchFill = "rgb(230,60,220)";
@@ -171,7 +179,31 @@
     if (key === "search") pattern = value;
     if (key === "zoom" && byId.has(Number(value))) zoomed = byId.get(Number(value));
   }
+  // Draw for the width the page gives the graph: no viewBox scaling, so labels keep their
+  // size and as many of them fit as the width allows.
+  function fitToPage() {
+    const room = Math.floor(svg.parentNode.getBoundingClientRect().width);
+    if (room <= 0) return;
+    width = room;
+    svg.removeAttribute("viewBox");
+    svg.setAttribute("width", String(width));
+    svg.setAttribute("height", String(height));
+    svg.dataset.drawnWidth = String(width);
+    document.body.dataset.viewport = String(document.documentElement.clientWidth);
+    const row = document.querySelector("svg.timeline-row");
+    if (row) {
+      document.body.dataset.timelineRight = String(Math.round(row.getBoundingClientRect().right));
+    }
+    layout();
+  }
+  let resizing = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(fitToPage, 100);
+  });
+
   searchBox.value = pattern;
+  fitToPage();
   layout();
   search();
   document.body.dataset.ready = "yes";

@@ -18,6 +18,13 @@ archived, or opened on a machine with no connection. It has three parts:
 Everything is drawn here, in Python, as SVG; the script only moves, hides and recolours
 what is already on the page. So the report reads correctly even where scripts are off,
 and what the script does is small enough to read in one sitting.
+
+The page fills the window, whatever its width: a lecture projector may show 1024 pixels,
+a desktop 1920. The flame graph is drawn for WIDTH pixels and scaled to the window's
+width where scripts are off; the script lays it out again for the width it really has
+(and again when the window changes), so that its labels keep their size. The timeline's
+bars stretch with the page and its labels do not (timeline.py). Labels are larger than in
+the picture of svg.py, to be read from the back of a lecture room.
 """
 
 from __future__ import annotations
@@ -31,7 +38,10 @@ from .lines import Line, Sources
 from .model import Profile
 
 HERE = Path(__file__).resolve().parent
-WIDTH = 1200
+WIDTH = 1200  # the flame graph's width before the script measures the window's
+FONT_SIZE = 15  # of the flame graph's labels
+FRAME_HEIGHT = 21
+CHAR_WIDTH = 9.0  # of the monospace font at FONT_SIZE
 TOP_ROWS = 100  # rows of the table of functions
 ANNOTATED = 5  # functions whose source is shown
 CONTEXT = 2  # lines shown around the lines that have samples
@@ -154,12 +164,14 @@ def source_block(path: str, hit: List[Line], row: top.Row) -> str:
 def flame_graph(profile: Profile) -> str:
     # Several processes are kept apart: their stacks would merge at "_start" otherwise.
     boxes = flame.layout(flame.build(profile, with_pid=len(profile.pids()) > 1))
-    height = (flame.max_depth(boxes) + 1) * flame.FRAME_HEIGHT + 2
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" id="flame" width="{WIDTH}" '
-            f'height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="monospace" '
-            f'font-size="{flame.FONT_SIZE}" data-width="{WIDTH}" '
-            f'data-char-width="{flame.CHAR_WIDTH}">\n'
-            f"{flame.frames_svg(boxes, WIDTH, 1, min_width=None, interactive=True)}\n</svg>")
+    height = (flame.max_depth(boxes) + 1) * FRAME_HEIGHT + 2
+    frames = flame.frames_svg(boxes, WIDTH, 1, min_width=None, interactive=True,
+                              frame_height=FRAME_HEIGHT, char_width=CHAR_WIDTH)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" id="flame" width="100%" '
+            f'viewBox="0 0 {WIDTH} {height}" font-family="monospace" '
+            f'font-size="{FONT_SIZE}" data-width="{WIDTH}" data-height="{height}" '
+            f'data-char-width="{CHAR_WIDTH}">\n'
+            f"{frames}\n</svg>")
 
 
 def render(profile: Profile, title: str = "tern profile",
@@ -167,7 +179,7 @@ def render(profile: Profile, title: str = "tern profile",
     """The HTML document; with sources, the table and the source view show lines."""
     style = (HERE / "report.css").read_text(encoding="utf-8")
     script = (HERE / "report.js").read_text(encoding="utf-8")
-    timeline_svg, _ = timeline.render(profile, WIDTH)
+    timeline_html = timeline.render(profile)
     rows = top.rows(profile, sources)
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -201,7 +213,7 @@ takes a regular expression.</p>
 <p class="help">One row per process; time runs to the right. Each bar counts the samples in
 a short slice of time, the warm part in user code and the blue part in the kernel; a full
 bar means the process was found running at every tick. Gaps are times it was not running.</p>
-{timeline_svg}
+{timeline_html}
 </section>
 
 <section id="top-section">

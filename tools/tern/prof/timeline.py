@@ -9,24 +9,26 @@ its upper part (cool) those taken in the kernel. A program that computes shows a
 warm band; one that is mostly in system calls shows cool; gaps are times the process was
 not running on any hart (waiting, or others had the processor).
 
-The picture is plain SVG with a tooltip on every bar, so it needs no script.
+The timeline is HTML that stretches with the page: each row is the process's name in a
+column of fixed width and, beside it, an SVG of the bars that fills the rest of the line.
+That SVG holds no text and is stretched on its own (preserveAspectRatio="none"), so the
+bars take the window's whole width while the names and the time axis, which are HTML,
+keep their size. Every bar has a tooltip, and nothing needs a script.
 """
 
 from __future__ import annotations
 
 import math
 from html import escape
-from typing import Dict, List, Tuple
+from typing import Dict, List
 
 from .model import Profile
 
 USER_COLOUR = "#e8743b"
 KERNEL_COLOUR = "#3b7be8"
-LABEL_WIDTH = 170  # the column of process names on the left
+PLOT_WIDTH = 1600  # the bars' own coordinates: enough slices for a wide window
 ROW_HEIGHT = 30
-ROW_GAP = 6
-BIN_WIDTH = 2  # the narrowest bar, in pixels
-AXIS_HEIGHT = 42
+BIN_WIDTH = 2  # the narrowest bar, in the bars' coordinates
 
 
 def nice_step(span_us: float, target: int = 8) -> int:
@@ -46,10 +48,10 @@ def tick_label(us: int, step: int) -> str:
     return f"{us / 1e6:.{max(0, 6 - zeros)}f} s"
 
 
-def render(profile: Profile, width: int = 1200) -> Tuple[str, int]:
-    """The timeline as an <svg> element, and its height in pixels."""
+def render(profile: Profile) -> str:
+    """The timeline, as an HTML <div>."""
     pids = profile.pids()
-    plot = width - LABEL_WIDTH - 10
+    plot = PLOT_WIDTH
     first, last = profile.time_span()
     span = max(last - first, 1)
     # A slice is at least one sampling period long, so that a process that ran the whole
@@ -72,24 +74,20 @@ def render(profile: Profile, width: int = 1200) -> Tuple[str, int]:
     else:
         full = max((u + k for rows in counts.values() for u, k in rows), default=1) or 1
 
-    height = len(pids) * (ROW_HEIGHT + ROW_GAP) + AXIS_HEIGHT
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline" width="{width}" '
-           f'shape-rendering="crispEdges" '
-           f'height="{height}" viewBox="0 0 {width} {height}" font-family="monospace" '
-           f'font-size="12">']
-    for row, pid in enumerate(pids):
-        top = row * (ROW_HEIGHT + ROW_GAP)
-        base = top + ROW_HEIGHT
+    out = ['<div class="timeline">']
+    for pid in pids:
         n = sum(u + k for u, k in counts[pid])
-        out.append(f'<g class="row" data-pid="{pid}">'
-                   f'<text x="4" y="{top + 19}">{escape(profile.process_label(pid))}'
-                   f'<tspan fill="#666"> {n}</tspan></text>'
-                   f'<rect x="{LABEL_WIDTH}" y="{top}" width="{plot}" height="{ROW_HEIGHT}" '
-                   f'fill="#f3f1ea"/>')
+        out.append(f'<div class="trow"><div class="tlabel">{escape(profile.process_label(pid))}'
+                   f' <span class="count">{n}</span></div>'
+                   f'<svg xmlns="http://www.w3.org/2000/svg" class="timeline-row" '
+                   f'viewBox="0 0 {plot} {ROW_HEIGHT}" preserveAspectRatio="none" '
+                   f'height="{ROW_HEIGHT}" shape-rendering="crispEdges">'
+                   f'<g class="row" data-pid="{pid}">'
+                   f'<rect x="0" y="0" width="{plot}" height="{ROW_HEIGHT}" fill="#f3f1ea"/>')
         for i, (u, k) in enumerate(counts[pid]):
             if u + k == 0:
                 continue
-            x = LABEL_WIDTH + i * bin_px
+            x = i * bin_px
             t0 = first + i * slice_us
             tip = (f"{profile.process_label(pid)}, {t0 / 1e6:.4f} s: {u} user, {k} kernel "
                    f"sample{'s' if u + k != 1 else ''}")
@@ -97,30 +95,27 @@ def render(profile: Profile, width: int = 1200) -> Tuple[str, int]:
             hu, hk = u * scale, k * scale
             out.append(f"<g><title>{escape(tip)}</title>")
             if u:
-                out.append(f'<rect class="user" x="{x:.2f}" y="{base - hu:.2f}" '
+                out.append(f'<rect class="user" x="{x:.2f}" y="{ROW_HEIGHT - hu:.2f}" '
                            f'width="{bin_px:.2f}" height="{hu:.2f}" fill="{USER_COLOUR}"/>')
             if k:
-                out.append(f'<rect class="kernel" x="{x:.2f}" y="{base - hu - hk:.2f}" '
+                out.append(f'<rect class="kernel" x="{x:.2f}" y="{ROW_HEIGHT - hu - hk:.2f}" '
                            f'width="{bin_px:.2f}" height="{hk:.2f}" fill="{KERNEL_COLOUR}"/>')
             out.append("</g>")
-        out.append("</g>")
+        out.append("</g></svg></div>")
 
-    axis = len(pids) * (ROW_HEIGHT + ROW_GAP)
-    out.append(f'<line x1="{LABEL_WIDTH}" x2="{LABEL_WIDTH + plot}" y1="{axis}" y2="{axis}" '
-               f'stroke="#555"/>')
+    # The axis: ticks at round times, placed in percent of the bars' width.
+    ticks = []
     step = nice_step(span)
     tick = -(-first // step) * step  # the first multiple of step at or after `first`
     while tick <= last:
-        x = LABEL_WIDTH + (tick - first) * plot / span
-        out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{axis}" y2="{axis + 5}" stroke="#555"/>'
-                   f'<text x="{x:.1f}" y="{axis + 18}" text-anchor="middle">'
-                   f"{tick_label(tick, step)}</text>")
+        ticks.append(f'<span class="tick" style="left: {100.0 * (tick - first) / span:.3f}%">'
+                     f"{tick_label(tick, step)}</span>")
         tick += step
-    legend_y = axis + 32
-    out.append(f'<text x="4" y="{legend_y - 14}" fill="#666">time since boot</text>'
-               f'<rect x="{LABEL_WIDTH}" y="{legend_y - 10}" width="12" height="10" '
-               f'fill="{USER_COLOUR}"/><text x="{LABEL_WIDTH + 16}" y="{legend_y}">user</text>'
-               f'<rect x="{LABEL_WIDTH + 70}" y="{legend_y - 10}" width="12" height="10" '
-               f'fill="{KERNEL_COLOUR}"/><text x="{LABEL_WIDTH + 86}" y="{legend_y}">kernel</text>')
-    out.append("</svg>")
-    return "\n".join(out), height
+    out.append('<div class="trow taxis"><div class="tlabel">time since boot</div>'
+               f'<div class="ticks">{"".join(ticks)}</div></div>')
+    out.append('<div class="trow tlegend"><div class="tlabel"></div><div>'
+               f'<span class="swatch" style="background: {USER_COLOUR}"></span> user '
+               f'<span class="swatch" style="background: {KERNEL_COLOUR}"></span> kernel'
+               "</div></div>")
+    out.append("</div>")
+    return "\n".join(out)
