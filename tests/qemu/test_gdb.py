@@ -81,3 +81,24 @@ def test_gdb_commands_show_process_and_chains(tmp_path: Path) -> None:
     assert found <= spin_functions, f"user frames outside spin's functions: {found - spin_functions}"
     kernel_lines = [l for l in out.splitlines() if l.strip().startswith("k#")]
     assert any("timer_interrupt" in l for l in kernel_lines), f"kernel chain missing:\n{out[-3000:]}"
+
+
+@pytest.mark.skipif(shutil.which("gdb-multiarch") is None, reason="gdb-multiarch is not installed")
+def test_gdb_sample_outside_a_timer_trap() -> None:
+    """Stopped in a system call, tern-sample must not describe a timer trap: the sampler
+    is not running there, and sepc is only where the last trap was taken."""
+    m, port = boot_with_gdb_port()
+    with m:
+        m.run("spin 30 &")
+        out = run_gdb(port, ["break sys_uptime", "continue", "tern-sample", "delete", "detach"],
+                      timeout=60)
+    assert "Breakpoint 1, sys_uptime" in out, out[-3000:]
+    sample = out[out.index("Breakpoint 1, sys_uptime"):]
+    assert "trap from user mode" not in sample and "trap from supervisor mode" not in sample, \
+        sample[-3000:]
+    m = re.search(r"not stopped in a timer trap \(scause: [^)]*\).*sepc (0x[0-9a-f]+) is a "
+                  r"(kernel|user) pc", sample)
+    assert m, sample[-3000:]
+    # sepc may be the system call's (user) or that of a timer trap taken in the kernel
+    # since, which has returned: either way the address, not sstatus, tells which.
+    assert (m[2] == "kernel") == (int(m[1], 16) >= 0x8000_0000), m[0]
