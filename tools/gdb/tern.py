@@ -7,7 +7,10 @@ Loaded by the top-level .gdbinit. At any stop in the kernel:
                      current process, walked through its page table, symbolized from
                      build/user/_NAME.elf
     tern-sample      what the profiler's sampler sees at this stop in the timer trap: the
-                     interrupted pc (sepc), where it came from, and both frame chains
+                     interrupted pc (sepc), where it came from, and both frame chains.
+                     Stopped anywhere else, it says so: sepc is then only where the last
+                     trap was taken, and sstatus.SPP may say "user" for a kernel pc (sret
+                     sets it to user mode), so the origin comes from sepc's address
 
 User memory is not mapped while the kernel runs (satp holds the kernel page table), so the
 user walk translates each address through the process's Sv39 page table itself, reading
@@ -18,7 +21,11 @@ import os
 import re
 import subprocess
 
-import gdb  # provided by gdb itself
+try:
+    import gdb  # provided by gdb itself
+    gdb.Command
+except (ImportError, AttributeError):  # imported by a host test, for describe_trap alone
+    gdb = None  # (where tools/ is on the path, `import gdb` finds the folder tools/gdb)
 
 PGSIZE = 4096
 PTE_V, PTE_R, PTE_U = 1, 2, 16
@@ -156,15 +163,16 @@ def kernel_symbol(addr):
     return "%s+%s" % (m.group(1), m.group(2) if m.lastindex and m.lastindex > 1 else "0")
 
 
-def print_kernel_chain(limit=32):
+def kernel_chain(limit=32):
     """Follow kernel frame records from this frame's fp, through kernelvec's record into the
-    interrupted code, the way the kernel's own backtraces do (kern/lib/backtrace.cc)."""
+    interrupted code, the way the kernel's own backtraces do (kern/lib/backtrace.cc):
+    [(address, symbol)], the pc first, then return addresses."""
     fp = u64("$s0")
     pc = u64("$pc")
-    print("  k#0  0x%016x %s" % (pc, kernel_symbol(pc)))
+    chain = [(pc, kernel_symbol(pc))]
     etext = u64("(unsigned long)&etext")
     start = u64("(unsigned long)&kernel_start")
-    for i in range(1, limit):
+    for _ in range(1, limit):
         if fp % 8 or fp < 0x80000000:
             break
         try:
@@ -173,13 +181,51 @@ def print_kernel_chain(limit=32):
             break
         if not start <= ret < etext:
             break
-        print("  k#%-2d 0x%016x %s" % (i, ret, kernel_symbol(ret - 1)))
+        chain.append((ret, kernel_symbol(ret - 1)))
         if prev <= fp:
             break
         fp = prev
+    return chain
 
 
-class TernProc(gdb.Command):
+def print_kernel_chain(chain=None):
+    for i, (addr, name) in enumerate(chain or kernel_chain()):
+        print("  k#%-2d 0x%016x %s" % (i, addr, name))
+
+
+TIMER_INTERRUPT = (1 << 63) | 5
+CAUSES = {(1 << 63) | 1: "software interrupt", TIMER_INTERRUPT: "timer interrupt",
+          (1 << 63) | 9: "external interrupt", 2: "illegal instruction",
+          8: "system call from user mode", 12: "instruction page fault", 13: "load page fault",
+          15: "store page fault"}
+
+
+def describe_trap(in_timer_trap, scause, sstatus, sepc, text_lo, text_hi):
+    """What a stop's trap registers say, as (a line to print, whether sepc is user code):
+    kernel text is [text_lo, text_hi). in_timer_trap says whether the stop is inside the
+    timer trap's handler (timer_interrupt is on the kernel stack): elsewhere scause and
+    sepc belong to whatever trap came last, maybe one that has returned. The origin is
+    taken from sepc's address, since sstatus.SPP reads "user" after any sret, even one back
+    into the kernel; where SPP disagrees with the address, the line says so."""
+    kernel_pc = text_lo <= sepc < text_hi
+    spp_user = (sstatus >> 8) & 1 == 0
+    where = "a kernel pc" if kernel_pc else "a user pc"
+    if not in_timer_trap or scause != TIMER_INTERRUPT:
+        cause = CAUSES.get(scause, "cause %#x" % scause)
+        return ("not stopped in a timer trap (scause: %s): the sampler is not running here; "
+                "sepc 0x%x is %s, where the last trap was taken" % (cause, sepc, where),
+                not kernel_pc)
+    line = "timer trap from %s mode, sepc 0x%x" % ("supervisor" if kernel_pc else "user", sepc)
+    if spp_user == kernel_pc:
+        line += " (sstatus.SPP says %s mode: stale)" % ("user" if spp_user else "supervisor")
+    return line, not kernel_pc
+
+
+# Outside gdb (a host test of describe_trap) the commands are defined but not registered.
+Command = gdb.Command if gdb is not None else object
+
+
+class TernProc(Command):
     """Print the hart and the process it is running."""
 
     def __init__(self):
@@ -196,7 +242,7 @@ class TernProc(gdb.Command):
             int(proc["prof"]["profiled"])))
 
 
-class TernBacktrace(gdb.Command):
+class TernBacktrace(Command):
     """Print the kernel backtrace and the current process's user backtrace."""
 
     def __init__(self):
@@ -213,7 +259,7 @@ class TernBacktrace(gdb.Command):
         print_user_chain(proc, int(tf["epc"]), int(tf["s0"]), int(tf["ra"]))
 
 
-class TernSample(gdb.Command):
+class TernSample(Command):
     """At a stop inside the timer trap, show what the sampler records."""
 
     def __init__(self):
@@ -221,20 +267,24 @@ class TernSample(gdb.Command):
 
     def invoke(self, arg, from_tty):
         hart, proc = current_proc()
-        sepc = u64("$sepc")
-        from_user = (u64("$sstatus") >> 8) & 1 == 0
-        print("hart %d, sepc 0x%x, trap from %s mode" % (hart, sepc, "user" if from_user else "supervisor"))
+        chain = kernel_chain()
+        in_timer_trap = any(name.startswith("timer_interrupt") for _, name in chain)
+        line, from_user = describe_trap(in_timer_trap, u64("$scause"), u64("$sstatus"),
+                                        u64("$sepc"), u64("(unsigned long)&kernel_start"),
+                                        u64("(unsigned long)&etext"))
+        print("hart %d: %s" % (hart, line))
         if proc is None:
             print("no process on this hart: nothing to sample")
             return
         tf = proc["trapframe"].dereference()
-        if not from_user:
+        if not from_user or not in_timer_trap:
             print("kernel chain (through the trap into the interrupted code):")
-            print_kernel_chain()
+            print_kernel_chain(chain)
         print("user chain (pid %d, %s):" % (int(proc["pid"]), proc["name"].string()))
         print_user_chain(proc, int(tf["epc"]), int(tf["s0"]), int(tf["ra"]))
 
 
-TernProc()
-TernBacktrace()
-TernSample()
+if gdb is not None:
+    TernProc()
+    TernBacktrace()
+    TernSample()
