@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,26 @@ def test_runs_under_plain_python3(how: str, spin_path: Path) -> None:
     hot_self = sum(1 for s in raw_samples(spin_path) if s["samples"][0]["symbol"] == "hot")
     first_row = result.stdout.decode().splitlines()[1].split()
     assert (first_row[0], first_row[-1]) == (str(hot_self), "hot"), result.stdout.decode()
+
+
+def test_help_tells_the_truth(profconv: Callable, any_profile: Path) -> None:
+    """What --help says of the options is what they do: every format is listed, the
+    profile's own names are not denied, and --with-pid's examples are what folded writes."""
+    text = " ".join(profconv("--help").stdout.decode().split())
+    for fmt in FORMATS:
+        assert fmt in text
+    samples = raw_samples(any_profile)
+    named = any(s.get("comm") for s in samples)
+    folded = profconv("folded", any_profile, "--with-pid").stdout.decode()
+    firsts = {line.split(";")[0] for line in folded.splitlines()}
+    if named:
+        assert "only numbers" not in text, "the profile names its processes (comm)"
+        assert any("(" in f for f in firsts)
+    option = text[text.index("--with-pid "):]
+    option = option[:option.index(" -n N")]
+    examples = re.findall(r'"([^"]+)"', option)
+    assert examples, option
+    patterns = [re.compile(re.sub(r"\\\(.*\\\)", r"\\([^)]+\\)", re.escape(e)).replace("3", r"\d+")
+                           + "$") for e in examples]
+    for first in firsts:
+        assert any(p.match(first) for p in patterns), (first, examples)
