@@ -6,13 +6,19 @@ PROFILE is the JSON of /proc/profile (a file, or - for standard input), or an ex
 written by `expcopy /proc/profile` (tools/profget makes one), which is unpacked first.
 FORMAT is one of:
 
-    top         the table of functions by self and inclusive samples (like `profile top`)
+    top         the table of functions by self and inclusive samples (like `profile top`),
+                with each function's hottest source line
     folded      folded stacks, for flamegraph.pl, inferno or speedscope
     speedscope  speedscope's JSON format (https://www.speedscope.app)
     perf        `perf script` text, for the Firefox Profiler or speedscope
     pprof       gzipped profile.proto, for `go tool pprof` (binary: needs -o or a pipe)
     svg         a flame graph picture
-    html        a report page: flame graph (zoom, search), timeline, table of functions
+    html        a report page: flame graph (zoom, search), timeline, table of functions,
+                and the source of the hottest functions with a count beside each line
+
+Source lines (top, pprof, html) come from the DWARF line tables of the binaries in build/
+(--build DIR names another folder), when those are the binaries that were profiled
+(lines.py checks); --no-source leaves them out.
 
 The output goes to standard output unless -o names a file.
 """
@@ -137,9 +143,11 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="profconv", description="Convert a tern profile (/proc/profile JSON, or an export "
         "image holding one) into a report or another profiler's format.",
-        epilog="formats: top (table of functions), folded (flamegraph.pl input), speedscope, "
-        "perf (perf script text), pprof (gzipped profile.proto), svg (flame graph), "
-        "html (interactive report)")
+        epilog="formats: top (table of functions, with each one's hottest source line), "
+        "folded (flamegraph.pl input), speedscope, perf (perf script text), pprof (gzipped "
+        "profile.proto, with source lines), svg (flame graph), html (interactive report: "
+        "flame graph, timeline, table, annotated source). Source lines come from the "
+        "build's binaries (--build) when they are the ones that ran.")
     p.add_argument("format", choices=FORMATS, metavar="FORMAT", help=" | ".join(FORMATS))
     p.add_argument("profile", metavar="PROFILE", help="the profile JSON, - for standard input, "
                    "or an export image")
@@ -147,9 +155,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--pid", action="append", metavar="PID",
                    help="keep only these processes (repeat it, or separate pids by commas)")
     p.add_argument("--name", action="append", metavar="PID=NAME",
-                   help="name a process in the output (the profile has only numbers)")
+                   help="name a process, instead of the name the profile gives it (or "
+                   "where it gives none: profiles of older kernels)")
     p.add_argument("--with-pid", action="store_true",
-                   help="folded, svg: start each stack with its process (\"pid 3\")")
+                   help="folded, svg: start each stack with its process (\"pid 3 (spin)\", "
+                   "or \"pid 3\" if the process has no name)")
     p.add_argument("-n", "--lines", type=int, default=10, metavar="N",
                    help="top: how many functions to list (0: all; default 10)")
     p.add_argument("--rate", type=float, metavar="HZ",
