@@ -10,6 +10,7 @@ look at.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import struct
@@ -295,3 +296,53 @@ def test_stale_build_shows_no_lines(mixed_path: Path, report: Callable) -> None:
     html = report(mixed_path).read_text(encoding="utf-8")
     assert 'class="annotate"' not in html
     assert all(cell == "" for cell in re.findall(r'<td class="line">([^<]*)</td>', html))
+
+
+def test_time_range_filters_the_graph_and_table(chromium: str, any_profile: Path,
+                                                report: Callable, tmp_path: Path) -> None:
+    """A stretch of time chosen on the timeline (#from=T&to=T, as a drag sets it): the
+    table counts the samples taken in it, self and inclusive, as the JSON gives them; the
+    flame graph's boxes are as wide as their share of those samples."""
+    import random
+    from collections import Counter
+    page = report(any_profile)
+    samples = raw_samples(any_profile)
+    times = sorted(s["timestamp"] for s in samples)
+    seed = int(os.environ.get("RANGE_SEED", "3"))
+    rng = random.Random(seed)
+    for case in range(3):
+        a, b = sorted(rng.sample(range(len(times)), 2))
+        t0, t1 = times[a], times[b]
+        dom = dump(chromium, page, tmp_path, f"#from={t0}&to={t1}")
+        chosen = [s for s in samples if t0 <= s["timestamp"] <= t1]
+        m = re.search(r'<span id="range" data-count="(\d+)"', dom)
+        assert m and int(m[1]) == len(chosen), (t0, t1)
+        own: Counter = Counter()
+        anywhere: Counter = Counter()
+        for s in chosen:
+            names = [f["symbol"] + (" [k]" if f["kernel"] else "") for f in s["samples"]]
+            if names:
+                own[names[0]] += 1
+            for name in set(names):
+                anywhere[name] += 1
+        rows = re.findall(r'<tr data-name="([^"]*)" data-self="(\d+)" data-incl="(\d+)"', dom)
+        assert rows, "the table was not counted again"
+        for name, self_n, incl_n in rows:
+            name = unescape(name)
+            assert (int(self_n), int(incl_n)) == (own[name], anywhere[name]), name
+        counts = [int(r[1]) for r in rows]
+        assert counts == sorted(counts, reverse=True), "sorted again by self samples"
+        width = drawn_width(dom)
+        # The boxes in view, as (name, width).
+        boxes = [(unescape(n), float(w)) for n, attrs, w in re.findall(
+            r'data-depth="\d+" data-name="([^"]*)"([^>]*)>'
+            r'(?:<title>[^<]*</title>)?<rect x="[\d.]+"[^>]*width="([\d.]+)"', dom)
+            if "display: none" not in attrs]
+        assert abs(boxes[0][1] - width) < 0.5, "the root spans the graph"
+        # A function's boxes together are as wide as its share of the chosen samples
+        # (the boxes of a function that recurses overlap: then its outermost box is).
+        name, most = anywhere.most_common(1)[0]
+        widths = [w for n, w in boxes if n == name]
+        share = width * most / len(chosen)
+        assert abs(sum(widths) - share) < 1.0 or abs(max(widths) - share) < 1.0, name
+        print(f"seed {seed} case {case}: {len(chosen)} of {len(samples)} samples")

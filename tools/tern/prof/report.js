@@ -12,6 +12,12 @@
 //           their stack. Nested matches (a recursive function) count once, so the figure
 //           is a true share of the samples.
 //
+//   range   dragging across the timeline chooses a stretch of time; the flame graph and the
+//           table of functions then count only the samples taken in it. The page holds
+//           every sample's time in the flame graph's order (#sample-times), in which each
+//           box's samples are the slice [start, start + count): with a running count of
+//           the samples in the range over that list, a box's count is a difference of two
+//           entries and its place the entry at its start.
 //   fit     the graph is as wide as the page: the script measures the width it has, draws
 //           the boxes for it (the page comes with them drawn for data-width pixels and
 //           scaled), and does it again when the window changes. It notes the width it
@@ -19,7 +25,8 @@
 //           data-viewport (and where the timeline's bars end in data-timeline-right), for
 //           a test to compare.
 //
-// The state lives in the address's fragment (#search=hot&zoom=12), so a zoomed view can
+// The state lives in the address's fragment (#search=hot&zoom=12&from=T&to=T, times in
+// microseconds since boot), so a zoomed view can
 // be bookmarked or sent to someone, and so a headless browser can open the page in a
 // given state to test it. Without scripts the page still shows the full picture.
 "use strict";
@@ -61,6 +68,37 @@
   let zoomed = root;
   let pattern = "";
 
+  // The time range: null for the whole profile, else [from, to] in microseconds.
+  const timesNode = document.getElementById("sample-times");
+  const times = timesNode ? JSON.parse(timesNode.textContent) : [];
+  let range = null;
+  let inRange = null; // inRange[i]: samples in the range among the first i; null: all are
+
+  function pos(i) {
+    return inRange === null ? i : inRange[i];
+  }
+  function cnt(b) {
+    return pos(b.start + b.count) - pos(b.start);
+  }
+  function setRange(r) {
+    range = r;
+    inRange = null;
+    if (r === null || times.length !== root.count) return;
+    inRange = new Int32Array(times.length + 1);
+    for (let i = 0; i < times.length; i++) {
+      inRange[i + 1] = inRange[i] + (times[i] >= r[0] && times[i] <= r[1] ? 1 : 0);
+    }
+  }
+
+  // Each box's children, for the samples that ended in a box (its own code).
+  const children = new Map(boxes.map((b) => [b.id, []]));
+  const open = [];
+  for (const b of boxes) { // parents before children, left to right
+    while (open.length && open[open.length - 1].depth >= b.depth) open.pop();
+    if (open.length) children.get(open[open.length - 1].id).push(b);
+    open.push(b);
+  }
+
   function fit(name, w) {
     const room = Math.floor((w - 6) / charWidth);
     if (room < 3) return "";
@@ -81,12 +119,13 @@
   }
 
   function layout() {
-    const scale = width / zoomed.count;
+    const total = cnt(zoomed);
+    const scale = total > 0 ? width / total : 0;
     for (const b of boxes) {
       if (b.depth >= zoomed.depth && contains(zoomed, b)) {
-        const w = b.count * scale;
+        const w = cnt(b) * scale;
         if (w < minWidth) b.g.style.display = "none";
-        else place(b, (b.start - zoomed.start) * scale, w, false);
+        else place(b, (pos(b.start) - pos(zoomed.start)) * scale, w, false);
       } else if (b.depth < zoomed.depth && contains(b, zoomed)) {
         place(b, 0, width, true);
       } else {
@@ -120,20 +159,70 @@
     let coveredUntil = -1;
     for (const b of byStart) {
       if (b.match && b.start >= coveredUntil) {
-        matched += b.count;
+        matched += cnt(b);
         coveredUntil = b.start + b.count;
       }
     }
+    const total = cnt(root);
     matchedLine.dataset.matched = String(re === null ? 0 : matched);
     matchedLine.textContent = re === null ? "" :
-      "matched " + matched + " of " + root.count + " samples (" +
-      (100 * matched / root.count).toFixed(1) + "%)";
+      "matched " + matched + " of " + total + " samples (" +
+      (total ? 100 * matched / total : 0).toFixed(1) + "%)";
+  }
+
+  // The table of functions, counted again for the time range (and sorted again).
+  const table = document.querySelector("#top tbody");
+  const rows = table ? Array.from(table.rows) : [];
+  const original = rows.map((row) => Array.from(row.cells).slice(0, 4)
+    .map((cell) => cell.textContent));
+  function recount() {
+    if (range === null) {
+      rows.forEach((row, i) => original[i].forEach((text, j) => {
+        row.cells[j].textContent = text;
+      }));
+      rows.forEach((row) => table.appendChild(row));
+      for (const row of rows) {
+        delete row.dataset.self;
+        delete row.dataset.incl;
+      }
+      return;
+    }
+    const own = new Map();
+    const any = new Map();
+    const coveredUntil = new Map();
+    let total = 0;
+    for (const b of byStart) {
+      if (b.kind !== "user" && b.kind !== "kernel") continue;
+      let self = cnt(b);
+      for (const c of children.get(b.id)) self -= cnt(c);
+      own.set(b.name, (own.get(b.name) || 0) + self);
+      total += self;
+      if (b.start >= (coveredUntil.get(b.name) || 0)) { // a recursion counts once
+        any.set(b.name, (any.get(b.name) || 0) + cnt(b));
+        coveredUntil.set(b.name, b.start + b.count);
+      }
+    }
+    const percent = (n) => (total ? 100 * n / total : 0).toFixed(1) + "%";
+    for (const row of rows) {
+      const self = own.get(row.dataset.name) || 0;
+      const incl = any.get(row.dataset.name) || 0;
+      row.dataset.self = String(self);
+      row.dataset.incl = String(incl);
+      row.cells[0].textContent = String(self);
+      row.cells[1].textContent = percent(self);
+      row.cells[2].textContent = String(incl);
+      row.cells[3].textContent = percent(incl);
+    }
+    rows.slice()
+      .sort((a, b) => b.dataset.self - a.dataset.self || b.dataset.incl - a.dataset.incl)
+      .forEach((row) => table.appendChild(row));
   }
 
   function saveState() {
     const parts = [];
     if (pattern) parts.push("search=" + encodeURIComponent(pattern));
     if (zoomed !== root) parts.push("zoom=" + zoomed.id);
+    if (range !== null) parts.push("from=" + range[0], "to=" + range[1]);
     try {
       history.replaceState(null, "", parts.length ? "#" + parts.join("&") : location.pathname);
     } catch (err) {
@@ -170,7 +259,73 @@
     row.addEventListener("click", () => setPattern("^" + escapeRegExp(row.dataset.name) + "$"));
   }
 
-  // The initial state, from the address: #search=PATTERN&zoom=ID.
+  // Choosing a time range on the timeline.
+  const timeline = document.querySelector(".timeline");
+  const rangeLine = document.getElementById("range");
+  const first = timeline ? Number(timeline.dataset.first) : 0;
+  const last = timeline ? Number(timeline.dataset.last) : 0;
+
+  function showRange() {
+    const selection = timeline && timeline.querySelector(".selection");
+    if (range === null) {
+      rangeLine.textContent = "The whole profile.";
+      delete rangeLine.dataset.count;
+      if (selection) selection.hidden = true;
+      return;
+    }
+    const n = cnt(root);
+    rangeLine.dataset.count = String(n);
+    rangeLine.textContent = n + " of " + root.count + " samples, from " +
+      (range[0] / 1e6).toFixed(4) + " s to " + (range[1] / 1e6).toFixed(4) + " s:";
+    const bars = timeline && timeline.querySelector("svg.timeline-row");
+    if (selection && bars && last > first) {
+      const box = bars.getBoundingClientRect();
+      const outer = timeline.getBoundingClientRect();
+      const x0 = box.left - outer.left + box.width * (range[0] - first) / (last - first);
+      const x1 = box.left - outer.left + box.width * (range[1] - first) / (last - first);
+      selection.style.left = Math.max(box.left - outer.left, x0) + "px";
+      selection.style.width = Math.max(1, Math.min(x1, box.right - outer.left) -
+                                       Math.max(box.left - outer.left, x0)) + "px";
+      selection.style.height = (box.bottom - outer.top) + "px";
+      selection.hidden = false;
+    }
+  }
+
+  function chooseRange(r) {
+    setRange(r);
+    if (cnt(zoomed) === 0) zoomed = root;
+    layout();
+    search();
+    recount();
+    showRange();
+    saveState();
+  }
+
+  if (timeline) {
+    let dragFrom = null;
+    const timeAt = (event) => {
+      const bars = timeline.querySelector("svg.timeline-row").getBoundingClientRect();
+      const f = Math.min(1, Math.max(0, (event.clientX - bars.left) / bars.width));
+      return Math.round(first + f * (last - first));
+    };
+    timeline.addEventListener("mousedown", (event) => {
+      if (!event.target.closest("svg.timeline-row")) return;
+      dragFrom = timeAt(event);
+      event.preventDefault();
+    });
+    window.addEventListener("mouseup", (event) => {
+      if (dragFrom === null) return;
+      const to = timeAt(event);
+      const r = [Math.min(dragFrom, to), Math.max(dragFrom, to)];
+      dragFrom = null;
+      chooseRange(r[1] > r[0] ? r : null);
+    });
+  }
+  document.getElementById("whole").addEventListener("click", () => chooseRange(null));
+
+  // The initial state, from the address: #search=PATTERN&zoom=ID&from=T&to=T.
+  let from = null;
+  let to = null;
   for (const part of location.hash.replace(/^#/, "").split("&")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
@@ -178,7 +333,10 @@
     const value = decodeURIComponent(part.slice(eq + 1));
     if (key === "search") pattern = value;
     if (key === "zoom" && byId.has(Number(value))) zoomed = byId.get(Number(value));
+    if (key === "from") from = Number(value);
+    if (key === "to") to = Number(value);
   }
+  if (from !== null && to !== null && from <= to) setRange([from, to]);
   // Draw for the width the page gives the graph: no viewBox scaling, so labels keep their
   // size and as many of them fit as the width allows.
   function fitToPage() {
@@ -199,12 +357,17 @@
   let resizing = 0;
   window.addEventListener("resize", () => {
     clearTimeout(resizing);
-    resizing = setTimeout(fitToPage, 100);
+    resizing = setTimeout(() => {
+      fitToPage();
+      showRange();
+    }, 100);
   });
 
   searchBox.value = pattern;
   fitToPage();
   layout();
   search();
+  recount();
+  showRange();
   document.body.dataset.ready = "yes";
 })();

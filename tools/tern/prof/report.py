@@ -7,7 +7,8 @@ archived, or opened on a machine with no connection. It has three parts:
   * the flame graph (flame.py), which the script makes interactive: click a box to zoom
     into it, type in the search box to highlight matching functions and see their share;
   * the timeline (timeline.py): one row per process, samples over time, user and kernel
-    in two colours;
+    in two colours; dragging across it chooses a stretch of time, and the flame graph
+    and the table then count only the samples taken in it;
   * the table of functions (top.py), by self and inclusive samples, with each one's
     hottest source line; clicking a row searches the flame graph for that function;
   * when the build's debug information gives source lines (lines.py), the source of the
@@ -29,6 +30,7 @@ the picture of svg.py, to be read from the back of a lecture room.
 
 from __future__ import annotations
 
+import json
 from html import escape
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -161,9 +163,30 @@ def source_block(path: str, hit: List[Line], row: top.Row) -> str:
             + "\n".join(body) + "\n</tbody></table>")
 
 
+def sample_times(profile: Profile, with_pid: bool, boxes: List[flame.Box]) -> List[int]:
+    """Each sample's time, in the order of the flame graph: the samples of a box are the
+    slice [start, start + count) of this list, so the script can count a box's samples in
+    any time range. Within a box, its own samples (those that ended in it) come after its
+    children's, in the order of time."""
+    where = {id(b.node): b.start + sum(c.count for c in b.node.children.values())
+             for b in boxes}
+    times = [0] * len(profile.samples)
+    for sample in sorted(profile.samples, key=lambda s: s.timestamp):
+        node = boxes[0].node
+        if with_pid:
+            node = node.children[(profile.process_label(sample.pid), "process")]
+        for frame in sample.stack():
+            node = node.children[(frame.label, "kernel" if frame.kernel else "user")]
+        times[where[id(node)]] = sample.timestamp
+        where[id(node)] += 1
+    return times
+
+
 def flame_graph(profile: Profile) -> str:
     # Several processes are kept apart: their stacks would merge at "_start" otherwise.
-    boxes = flame.layout(flame.build(profile, with_pid=len(profile.pids()) > 1))
+    with_pid = len(profile.pids()) > 1
+    boxes = flame.layout(flame.build(profile, with_pid=with_pid))
+    times = json.dumps(sample_times(profile, with_pid, boxes), separators=(",", ":"))
     height = (flame.max_depth(boxes) + 1) * FRAME_HEIGHT + 2
     frames = flame.frames_svg(boxes, WIDTH, 1, min_width=None, interactive=True,
                               frame_height=FRAME_HEIGHT, char_width=CHAR_WIDTH)
@@ -171,7 +194,8 @@ def flame_graph(profile: Profile) -> str:
             f'viewBox="0 0 {WIDTH} {height}" font-family="monospace" '
             f'font-size="{FONT_SIZE}" data-width="{WIDTH}" data-height="{height}" '
             f'data-char-width="{CHAR_WIDTH}">\n'
-            f"{frames}\n</svg>")
+            f"{frames}\n</svg>\n"
+            f'<script type="application/json" id="sample-times">{times}</script>')
 
 
 def render(profile: Profile, title: str = "tern profile",
@@ -212,7 +236,11 @@ takes a regular expression.</p>
 <h2>Timeline</h2>
 <p class="help">One row per process; time runs to the right. Each bar counts the samples in
 a short slice of time, the warm part in user code and the blue part in the kernel; a full
-bar means the process was found running at every tick. Gaps are times it was not running.</p>
+bar means the process was found running at every tick. Gaps are times it was not running.
+Drag across the bars to look at that stretch of time only: the flame graph and the table of
+functions then count the samples taken in it.</p>
+<div class="controls"><span id="range">The whole profile.</span>
+<button id="whole" type="button">Whole profile</button></div>
 {timeline_html}
 </section>
 

@@ -74,7 +74,10 @@ def render(profile: Profile) -> str:
     else:
         full = max((u + k for rows in counts.values() for u, k in rows), default=1) or 1
 
-    out = ['<div class="timeline">']
+    # The span in data-*, for the report's script to turn a stretch dragged across the
+    # bars into times (the bars cover [first, last] exactly, from edge to edge).
+    out = [f'<div class="timeline" data-first="{first}" data-last="{first + span}">'
+           '<div class="selection" hidden></div>']
     for pid in pids:
         n = sum(u + k for u, k in counts[pid])
         out.append(f'<div class="trow"><div class="tlabel">{escape(profile.process_label(pid))}'
