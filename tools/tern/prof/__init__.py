@@ -17,6 +17,8 @@ samples:
     flame.py       merges the stacks into a tree and lays it out as rectangles: a flame
                    graph. svg.py draws it as a picture, report.py as an interactive page.
     timeline.py    when each process was sampled, and whether in user or kernel code.
+    lines.py       the source file and line of every frame, from the DWARF line tables of
+                   the binaries the build made, once they are known to be the ones that ran.
     speedscope.py, perf.py, pprof.py (with protobuf.py)
                    the file formats other profilers read, so a tern profile can be opened in
                    speedscope, the Firefox Profiler, or Go's pprof.
@@ -24,5 +26,7 @@ samples:
     cli.py         the `tools/profconv` command that ties them together.
 
 Only the standard library is used, and any Python from 3.9 on runs it, so the tools work
-on a student's laptop as well as on the lab machines.
+on a student's laptop as well as on the lab machines. The one exception is optional:
+lines.py reads DWARF with pyelftools where it is installed, and without it every view
+works, with no source lines.
 """
