@@ -65,22 +65,31 @@ def profile_of_build(program: str, seed: int, count: int) -> List[Dict[str, Any]
     return samples
 
 
-def addr2line(elf: Path, addresses: List[int]) -> List[Any]:
-    """binutils' answer for each address: (file, line), or None where it has none."""
+def addr2line(elf: Path, addresses: List[int]) -> List[List[Any]]:
+    """binutils' answer for each address: its lines innermost first, (file, line) each
+    (the code's own, then the call in each function it was inlined into, as `addr2line
+    -i` prints them), or [] where it knows none."""
+    import os
     import shutil
     import subprocess
     tool = shutil.which("riscv64-linux-gnu-addr2line") or shutil.which(
         "riscv64-unknown-elf-addr2line")
     assert tool, "no RISC-V addr2line (it comes with g++-riscv64-linux-gnu)"
-    result = subprocess.run([tool, "-e", str(elf)] + [hex(a) for a in addresses],
+    result = subprocess.run([tool, "-a", "-i", "-f", "-e", str(elf)] + [hex(a) for a in addresses],
                             capture_output=True, text=True, timeout=120, check=True)
-    out: List[Any] = []
-    for answer in result.stdout.splitlines():
-        file, _, number = answer.rpartition(":")
-        number = number.split()[0]  # "12 (discriminator 3)"
-        if file == "??" or not number.isdigit() or number == "0":
-            out.append(None)
-        else:
-            import os
-            out.append((os.path.normpath(file), int(number)))
+    out: List[List[Any]] = []
+    lines = result.stdout.splitlines()
+    i = 0
+    while i < len(lines):
+        assert lines[i].startswith("0x"), lines[i]
+        chain: List[Any] = []
+        i += 1
+        while i < len(lines) and not lines[i].startswith("0x"):
+            where = lines[i + 1]  # after the function's name
+            i += 2
+            file, _, number = where.split(" (discriminator")[0].rpartition(":")
+            if file != "??" and number.isdigit() and number != "0":
+                chain.append((os.path.normpath(file), int(number)))
+        out.append(chain)
+    assert len(out) == len(addresses)
     return out

@@ -185,13 +185,27 @@ def check_primes_lines(profile: model.Profile, out: Path) -> None:
                                   "^is_prime$", str(out / "profile.pb.gz")],
                                  capture_output=True, text=True, timeout=120).stdout
         per_line = {int(m[2]): int(m[1]) for m in
-                    re.finditer(r"(?m)^\s+(\d+)\s+\S+\s+(\d+):", listing)}
+                    re.finditer(r"(?m)^\s+\S+\s+(\d+)\s+(\d+):", listing)}  # cum
         assert max(per_line, key=lambda n: per_line[n]) == hottest.line, listing
+
+
+def check_hot_lines(profile: model.Profile, out: Path) -> None:
+    """hot's hottest line is its loop of xorshift calls: the code of xorshift, inlined,
+    counts at the line that calls it."""
+    sources = lines.for_profile(profile)
+    source = (ROOT / "user" / "demo" / "spin.cc").read_text().splitlines()
+    start = next(i for i, text in enumerate(source) if "unsigned long hot(" in text)
+    loop = next(i + 1 for i, text in enumerate(source[start:start + 6], start)
+                if "xorshift(x)" in text)
+    row = next(r for r in top.rows(profile, sources) if r.name == "hot")
+    assert row.hottest is not None and (row.hottest.path, row.hottest.line) == \
+        (str(ROOT / "user" / "demo" / "spin.cc"), loop), f"hot's lines: {row.lines}"
 
 
 # Checks of the source lines, for the demos that have one: given the profile and the folder
 # of the views.
-LINE_CHECKS: Dict[str, Callable[[model.Profile, Path], None]] = {"primes": check_primes_lines}
+LINE_CHECKS: Dict[str, Callable[[model.Profile, Path], None]] = {
+    "primes": check_primes_lines, "hot": check_hot_lines}
 
 
 CHECKS: Dict[str, Callable[[model.Profile, str], None]] = {

@@ -108,3 +108,31 @@ def test_which_frames_are_pcs() -> None:
                     '{"address":300,"symbol":"c","kernel":false},'
                     '{"address":400,"symbol":"d","kernel":false}]}]').samples[0]
     assert [lines.is_pc(s, i) for i in range(4)] == [True, False, True, False]
+
+
+@pytest.mark.parametrize("elf, sym", [("kernel.elf", "ksyms.bin"),
+                                      ("user/_spin.elf", "user/_spin.sym")])
+def test_inline_chains_match_addr2line(built: None, elf: str, sym: str) -> None:
+    """At an address of inlined code, the chain of lines (the inlined code's own, then each
+    call out to the function of the frame) is what `addr2line -i` prints."""
+    from samples import addr2line as addr2line_chains
+    rng = random.Random(SEED + 1)
+    symbols = lines.SymbolTable((BUILD / sym).read_bytes())
+    table = lines.LineTable(BUILD / elf, ROOT)
+    sized = [(a, size) for a, size, _ in symbols.entries if size]
+    addresses = []
+    for _ in range(CASES):
+        start, size = rng.choice(sized)
+        addresses.append(start + rng.randrange(size))
+    # And addresses known to be inlined code, so that the chains are tried.
+    calls = [c for c in table.inlined if c.high > c.low]
+    picked = rng.sample(calls, min(100, len(calls)))
+    addresses += [c.low + rng.randrange(c.high - c.low) for c in picked]
+    chains = addr2line_chains(BUILD / elf, addresses)
+    deep = 0
+    for address, want in zip(addresses, chains):
+        got = [(l.path, l.line) for _, l in table.chain(address)]
+        assert got == want, hex(address)
+        deep += len(want) > 1
+    print(f"seed {SEED + 1}: {len(addresses)} addresses of {elf}, {deep} in inlined code")
+    assert deep > 20

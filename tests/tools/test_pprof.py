@@ -169,6 +169,7 @@ def test_fields() -> None:
 
 RAW_SAMPLE = re.compile(r"^\s+(\d+)\s+(\d+): ([\d ]*)$")
 RAW_LOCATION = re.compile(r"^\s+(\d+): 0x([0-9a-f]+)(?: M=(\d+))? (.+) (\S*):(\d+) s=(\d+)")
+RAW_INLINED = re.compile(r"^\s+(.+) (\S*):(\d+) s=(\d+)")  # a location's further lines
 RAW_MAPPING = re.compile(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S*)")
 LABEL = re.compile(r"(\w+):\[([^\]]*)\]")
 
@@ -213,9 +214,17 @@ def parse_raw(text: str) -> Dict[str, Any]:
                     out["samples"][-1]["labels"][key] = value
         elif section == "locations":
             m = RAW_LOCATION.match(line)
-            assert m, f"malformed location line {line!r}"
-            out["locations"][int(m[1])] = {"address": int(m[2], 16), "mapping": int(m[3] or 0),
-                                           "name": m[4], "file": m[5], "line": int(m[6])}
+            if m:
+                last = out["locations"][int(m[1])] = {
+                    "address": int(m[2], 16), "mapping": int(m[3] or 0), "name": m[4],
+                    "file": m[5], "line": int(m[6]), "lines": [(m[4], m[5], int(m[6]))]}
+                continue
+            m = RAW_INLINED.match(line)
+            assert m and out["locations"], f"malformed location line {line!r}"
+            # An inlined function's code: the first line printed is the innermost, and the
+            # function the location's frame is in comes last.
+            last["lines"].append((m[1], m[2], int(m[3])))
+            last["name"] = m[1]
         elif section == "mappings" and line.strip():
             m = RAW_MAPPING.match(line)
             assert m, f"malformed mapping line {line!r}"
@@ -315,19 +324,23 @@ def test_go_pprof_lists_source_lines(profconv: Callable, tmp_path: Path,
 
     raw = parse_raw(go_pprof("-raw", out))
     by_address = dict(zip(addresses, truth))
+    inlined = 0
     for loc in raw["locations"].values():
-        want = by_address[loc["address"]]
-        assert (loc["file"], loc["line"]) == (want if want else ("", 0)), loc
+        # Each line of the location (inlined code first) is addr2line's, in its order.
+        want = by_address[loc["address"]] or [("", 0)]
+        assert [(f, n) for _, f, n in loc["lines"]] == want, loc
+        inlined += len(want) > 1
+    print(f"{inlined} of {len(raw['locations'])} locations are in inlined code")
 
-    want = Counter(t[1] for s, t in zip(samples, truth)
-                   if t and s["samples"][0]["symbol"] == "is_prime" and
-                   t[0].endswith("primes.cc"))
+    want = Counter(chain[-1][1] for s, chain in zip(samples, truth)
+                   if chain and s["samples"][0]["symbol"] == "is_prime" and
+                   chain[-1][0].endswith("primes.cc"))
     listing = go_pprof("-sample_index=samples", "-list", "^is_prime$", out)
     assert "ROUTINE ======================== is_prime in " in listing
     assert str(ROOT / "user" / "demo" / "primes.cc") in listing
     got = Counter()
     for line in listing.splitlines():
         m = LIST_LINE.match(line)
-        if m and m[1] != ".":
-            got[int(m[3])] = int(m[1])
+        if m and m[2] != ".":  # cum: inlined code counts at its call
+            got[int(m[3])] = int(m[2])
     assert got == want and sum(want.values()) > 100

@@ -254,8 +254,9 @@ def test_screenshot(chromium: str, name: str, report: Callable, tmp_path: Path) 
 
 
 def test_annotated_source(profconv: Callable, tmp_path: Path) -> None:
-    """The hottest functions' source, with addr2line's count of samples beside each line,
-    and the code of that line from the file."""
+    """The hottest functions' source, with addr2line's count of samples beside each line
+    (of the function's own code: inlined code counts at its call), and the code of that
+    line from the file."""
     if not (ROOT / "build" / "user" / "_primes.elf").exists():
         pytest.skip("needs the build: run `make all`")
     import json
@@ -271,8 +272,8 @@ def test_annotated_source(profconv: Callable, tmp_path: Path) -> None:
     html = out.read_text(encoding="utf-8")
     truth = addr2line(ROOT / "build" / "user" / "_primes.elf",
                       [s["samples"][0]["address"] for s in samples])
-    want = Counter(t for s, t in zip(samples, truth)
-                   if t and s["samples"][0]["symbol"] == "is_prime")
+    want = Counter(chain[-1] for s, chain in zip(samples, truth)
+                   if chain and s["samples"][0]["symbol"] == "is_prime")
     section = html[html.index('<div class="function" data-name="is_prime">'):]
     section = section[:section.index("</div>")]
     got: Counter = Counter()

@@ -13,6 +13,15 @@ and are looked up as they are; every other frame is a return address, looked up 
 earlier so that it lands on the call instruction (as the kernel itself does, see
 kern/profile/report.cc).
 
+A function the compiler inlined leaves no frame: its code sits inside its caller's, and the
+line table gives the inlined function's own file and line (xorshift's line in
+user/lib/user.h, inside `hot`). The debug information also records each inlined call
+(DW_TAG_inlined_subroutine: the addresses it covers, the function, and the file and line of
+the call), so an address has a chain of lines: the inlined code's, then the call in each
+caller out to the function the frame names. `chain()` gives it innermost first, as pprof's
+inline frames want it; `line()` gives the outermost, the line of the named function's own
+code, which is what its row in the table and its annotated source count.
+
 A binary rebuilt since the profile was taken would give lines that look right and are
 not. So before a binary is used, every frame that lands in it is checked against the
 binary's own symbol table (build/ksyms.bin for the kernel, build/user/_NAME.sym for a
@@ -42,6 +51,17 @@ except ImportError:  # pragma: no cover - depends on the machine
 
 SYMTAB_MAGIC = 0x544D5953  # "SYMT", kern/lib/symtab.h
 LONG_NAME = 64  # names at least this long may have been cut by the kernel: compare prefixes
+
+
+@dataclass(frozen=True)
+class Inlined:
+    """An inlined call: the addresses [low, high) hold `function`'s code, called from
+    line `call` of the function it was inlined into; `depth` counts the nesting."""
+    low: int
+    high: int
+    depth: int
+    function: str
+    call: "Line"
 
 
 @dataclass(frozen=True)
@@ -92,6 +112,7 @@ class LineTable:
     def __init__(self, path: Path, root: Path) -> None:
         rows: List[Tuple[int, int, Optional[Line]]] = []  # (address, order, line or None)
         names: Dict[str, Line] = {}
+        self.inlined: List[Inlined] = []
         with open(path, "rb") as f:
             elf = ELFFile(f)
             if not elf.has_dwarf_info():
@@ -102,6 +123,7 @@ class LineTable:
                 if program is None:
                     continue
                 files = self._file_names(cu, program)
+                self._inlined_of(dwarf, cu, files, root, names)
                 for entry in program.get_entries():
                     state = entry.state
                     if state is None:
@@ -151,9 +173,82 @@ class LineTable:
             out[index] = os.path.normpath(os.path.join(base, folder, name))
         return out
 
+    def _inlined_of(self, dwarf, cu, files: Dict[int, str], root: Path,
+                    names: Dict[str, "Line"]) -> None:
+        """Every inlined call of a compilation unit, with the addresses it covers."""
+        ranges = dwarf.range_lists()
+        top = cu.get_top_DIE()
+        low_attr = top.attributes.get("DW_AT_low_pc")
+        base = low_attr.value if low_attr else 0
+
+        def covered(die) -> List[Tuple[int, int]]:
+            a = die.attributes
+            if "DW_AT_low_pc" in a and "DW_AT_high_pc" in a:
+                low, high = a["DW_AT_low_pc"].value, a["DW_AT_high_pc"]
+                end = high.value if high.form == "DW_FORM_addr" else low + high.value
+                return [(low, end)]
+            if "DW_AT_ranges" in a and ranges is not None:
+                out, start = [], base
+                for entry in ranges.get_range_list_at_offset(a["DW_AT_ranges"].value, cu=cu):
+                    if hasattr(entry, "base_address"):
+                        start = entry.base_address
+                    elif hasattr(entry, "begin_offset"):
+                        shift = 0 if getattr(entry, "is_absolute", False) else start
+                        out.append((entry.begin_offset + shift, entry.end_offset + shift))
+                return out
+            return []
+
+        def name_of(die) -> str:
+            for _ in range(4):  # through abstract_origin and specification
+                if "DW_AT_name" in die.attributes:
+                    return die.attributes["DW_AT_name"].value.decode("utf-8", "replace")
+                for link in ("DW_AT_abstract_origin", "DW_AT_specification"):
+                    if link in die.attributes:
+                        die = die.get_DIE_from_attribute(link)
+                        break
+                else:
+                    break
+            return UNKNOWN_SYMBOL
+
+        def walk(die, depth: int) -> None:
+            for child in die.iter_children():
+                inner = depth
+                if child.tag == "DW_TAG_inlined_subroutine":
+                    a = child.attributes
+                    path_text = files.get(a["DW_AT_call_file"].value) \
+                        if "DW_AT_call_file" in a else None
+                    number = a["DW_AT_call_line"].value if "DW_AT_call_line" in a else 0
+                    if path_text is not None and number:
+                        key = f"{path_text}:{number}"
+                        if key not in names:
+                            names[key] = Line(path_text, number, _shown(path_text, root))
+                        for low, high in covered(child):
+                            self.inlined.append(Inlined(low, high, depth, name_of(child),
+                                                        names[key]))
+                    inner = depth + 1
+                walk(child, inner)
+
+        walk(top, 0)
+
     def lookup(self, address: int) -> Optional[Line]:
+        """The line the address's code was compiled from (an inlined function's own)."""
         i = bisect.bisect_right(self.addresses, address) - 1
         return self.lines[i] if i >= 0 else None
+
+    def chain(self, address: int) -> List[Tuple[Optional[str], Line]]:
+        """The address's lines, innermost first, each with the inlined function it lies
+        in (None for the last: the function of the frame itself). Empty if unknown."""
+        line = self.lookup(address)
+        if line is None:
+            return []
+        calls = sorted((c for c in self.inlined if c.low <= address < c.high),
+                       key=lambda c: -c.depth)
+        out: List[Tuple[Optional[str], Line]] = []
+        for call in calls:
+            out.append((call.function, line))
+            line = call.call
+        out.append((None, line))
+        return out
 
 
 def _shown(path: str, root: Path) -> str:
@@ -187,7 +282,7 @@ class Sources:
         self.notes: List[str] = []
         self.functions: Dict[Tuple[BinaryKey, str], Line] = {}  # where each function starts
         self._tables: Dict[BinaryKey, LineTable] = {}
-        self._cache: Dict[Tuple[BinaryKey, int], Optional[Line]] = {}
+        self._cache: Dict[Tuple[BinaryKey, int], List[Tuple[Optional[str], Line]]] = {}
         self.profile = profile
         if ELFFile is None:
             self.notes.append("no source lines: pyelftools is not installed "
@@ -266,17 +361,25 @@ class Sources:
             return f"{lookup:#x} is in {name!r} there, {symbol!r} in the profile"
         return ""
 
-    def line(self, sample: Sample, index: int) -> Optional[Line]:
+    def chain(self, sample: Sample, index: int) -> List[Tuple[Optional[str], Line]]:
+        """Frame `index`'s lines, innermost first: the code of any inlined functions (with
+        their names), then the line of the frame's own function (named None)."""
         key = self.binary_key(sample, index)
         table = self._tables.get(key)
         if table is None:
-            return None
+            return []
         f = sample.frames[index]
         lookup = f.address if is_pc(sample, index) else f.address - 1
-        cached = self._cache.get((key, lookup), False)
-        if cached is False:
-            cached = self._cache[(key, lookup)] = table.lookup(lookup)
-        return cached  # type: ignore[return-value]
+        cached = self._cache.get((key, lookup))
+        if cached is None:
+            cached = self._cache[(key, lookup)] = table.chain(lookup)
+        return cached
+
+    def line(self, sample: Sample, index: int) -> Optional[Line]:
+        """The line of frame `index` in its own function's code (for an inlined function's
+        code, the line of the call)."""
+        chain = self.chain(sample, index)
+        return chain[-1][1] if chain else None
 
     def start(self, sample: Sample, index: int) -> Optional[Line]:
         """Where the function of frame `index` starts (its first line with code)."""

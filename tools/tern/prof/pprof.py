@@ -25,10 +25,10 @@ otherwise drop or get wrong:
   * The busiest user program's mapping comes first, and the kernel's name starts with
     "[": pprof calls the first mapping whose name does not the profile's main binary
     (its "File:" line).
-  * A function with code from several source files (a header's function inlined into it)
-    is one pprof function per file, since a line number belongs to one file: `pprof -list
-    hot` shows the lines of spin.cc and those of the inlined code in user.h, each in its
-    file.
+  * Code of an inlined function is a location with several lines, innermost first, as
+    pprof wants inline frames: xorshift's line in user.h, then the line in `hot` that
+    called it. A function whose own lines lie in several files is one pprof function per
+    file, since a line number belongs to one file.
   * Kernel functions carry the " [k]" suffix in their names, as in every other view, and
     their plain name as system_name. User functions have no system_name: pprof takes a
     function whose two names are equal for one still to demangle, and "simplifies" an
@@ -66,7 +66,7 @@ VALUE_TYPE_TYPE, VALUE_TYPE_UNIT = 1, 2
 SAMPLE_LOCATION_ID, SAMPLE_VALUE, SAMPLE_LABEL = 1, 2, 3
 LABEL_KEY, LABEL_STR, LABEL_NUM = 1, 2, 3
 MAPPING_ID, MAPPING_START, MAPPING_LIMIT, MAPPING_FILENAME, MAPPING_HAS_FUNCTIONS = 1, 2, 3, 5, 7
-MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS = 8, 9
+MAPPING_HAS_FILENAMES, MAPPING_HAS_LINE_NUMBERS, MAPPING_HAS_INLINE_FRAMES = 8, 9, 10
 LOCATION_ID, LOCATION_MAPPING_ID, LOCATION_ADDRESS, LOCATION_LINE = 1, 2, 3, 4
 LINE_FUNCTION_ID, LINE_LINE = 1, 2
 FUNCTION_ID, FUNCTION_NAME, FUNCTION_SYSTEM_NAME, FUNCTION_FILENAME = 1, 2, 3, 4
@@ -119,6 +119,7 @@ def encode(profile: Profile, period_us: Optional[int] = None,
     location_msgs: List[Message] = []
     extent: Dict[int, Tuple[int, int]] = {}  # each mapping's lowest and highest address
     with_lines: Set[int] = set()  # the mappings whose locations have source lines
+    with_inlines: Set[int] = set()  # ... and inlined functions
 
     def function_id(frame: Frame, start: Optional[Line], line: Optional[Line]) -> int:
         # A function whose code lies in several files (a function of a header inlined into
@@ -140,23 +141,30 @@ def encode(profile: Profile, period_us: Optional[int] = None,
 
     def location_id(s: Sample, index: int, mapping: int) -> int:
         frame = s.frames[index] if s.frames else NO_FRAMES
-        line = sources.line(s, index) if sources and s.frames else None
-        key = (mapping, frame.address, frame.label, line)
+        chain = tuple(sources.chain(s, index)) if sources and s.frames else ()
+        key = (mapping, frame.address, frame.label, chain)
         if key not in locations:
             locations[key] = len(locations) + 1
             if mapping:
                 low, high = extent.get(mapping, (frame.address, frame.address))
                 extent[mapping] = (min(low, frame.address), max(high, frame.address))
             start = sources.start(s, index) if sources and s.frames else None
+            location = (Message().uint(LOCATION_ID, locations[key])
+                        .uint(LOCATION_MAPPING_ID, mapping)
+                        .uint(LOCATION_ADDRESS, frame.address))
+            # Inlined functions first, each a frame of its own to pprof, then the frame's.
+            for name, line in chain[:-1]:
+                inlined = Frame(0, name, frame.kernel)
+                location.message(LOCATION_LINE, Message()
+                                 .uint(LINE_FUNCTION_ID, function_id(inlined, None, line))
+                                 .uint(LINE_LINE, line.line))
+                with_inlines.add(mapping)
+            line = chain[-1][1] if chain else None
             entry = Message().uint(LINE_FUNCTION_ID, function_id(frame, start, line))
             if line is not None:
                 entry.uint(LINE_LINE, line.line)
                 with_lines.add(mapping)
-            location_msgs.append(
-                Message().uint(LOCATION_ID, locations[key])
-                .uint(LOCATION_MAPPING_ID, mapping)
-                .uint(LOCATION_ADDRESS, frame.address)
-                .message(LOCATION_LINE, entry))
+            location_msgs.append(location.message(LOCATION_LINE, entry))
         return locations[key]
 
     def label(key: str, *, text: str = "", number: int = 0) -> Message:
@@ -187,7 +195,8 @@ def encode(profile: Profile, period_us: Optional[int] = None,
         out.message(PROFILE_MAPPING, Message().uint(MAPPING_ID, mapping_id)
                     .uint(MAPPING_START, low).uint(MAPPING_LIMIT, high + 1)
                     .uint(MAPPING_FILENAME, strings(filename)).uint(MAPPING_HAS_FUNCTIONS, 1)
-                    .uint(MAPPING_HAS_FILENAMES, lined).uint(MAPPING_HAS_LINE_NUMBERS, lined))
+                    .uint(MAPPING_HAS_FILENAMES, lined).uint(MAPPING_HAS_LINE_NUMBERS, lined)
+                    .uint(MAPPING_HAS_INLINE_FRAMES, mapping_id in with_inlines))
     for m in location_msgs:
         out.message(PROFILE_LOCATION, m)
     for m in function_msgs:

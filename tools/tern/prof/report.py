@@ -109,10 +109,10 @@ def annotated(rows: List[top.Row], sources: Optional[Sources]) -> str:
     parts = ['<section id="source-section"><h2>Source</h2>'
              '<p class="help">The source of the functions with the most self samples, from '
              "the build's debug information. self: samples that were executing the line. "
-             "incl: samples at the line, running it or a function it called. A line of "
-             "another function inlined into this one is shown in that function's file. On "
-             "QEMU a sample lands where a block of translated code begins, so the counts "
-             "gather on the first line of each loop or branch.</p>"]
+             "incl: samples at the line, running it or a function it called. The code of a "
+             "function inlined into this one counts at the line that calls it. On QEMU a "
+             "sample lands where a block of translated code begins, so the counts gather "
+             "on the first line of each loop or branch.</p>"]
     for r in chosen:
         label = f"{r.name} [k]" if r.kernel else r.name
         parts.append(f'<div class="function" data-name="{escape(label)}"><h3>'

@@ -14,7 +14,7 @@ the two can be compared line by line.
 When the source lines are known (lines.py), each row also names the function's hottest
 line, file:line, in a column before the name: of the samples with the function on the
 stack, the line of it that most of them were at (its own code, or the call it was
-waiting on). Rows whose line is unknown show "-" there.
+waiting on; the code of a function inlined into it counts at the line of the call). Rows whose line is unknown show "-" there.
 """
 
 from __future__ import annotations
