@@ -18,8 +18,11 @@ class Sleeplock {
   Spinlock m_lk;  // protects the fields below
   bool m_locked = false;
   const char *m_name;
-  int m_pid = 0;      // the holder
+  int m_pid = 0;  // the holder
+  // LAB speed/sleeplock BEGIN
   int m_waiters = 0;  // processes sleeping in acquire()
+  // LAB speed/sleeplock STARTER
+  // LAB speed/sleeplock END
 };
 
 class [[nodiscard]] SleepGuard {
