@@ -16,6 +16,9 @@
 //                            earlier than SECONDS after boot (see bench_fill)
 //   bsys readtime FILE PASSES [SIZE]   read FILE (meant for /proc/profile) to its end PASSES
 //                            times, in reads of SIZE bytes (1 to 4096, 4096 by default)
+//   bsys run PROG [ARGS...]  one whole run of the program PROG, from fork to wait, after a
+//                            first run, not counted, that brings its blocks and those of the
+//                            files it reads into the buffer cache (labs/speed's workloads)
 //   bsys nop                 do nothing (the program `bsys exec` runs)
 //
 // Each benchmark prints one line, `bsys: NAME key value key value ...`, with raw counts only:
@@ -222,6 +225,33 @@ void bench_exec(int n) {
   struct stat st;
   if (stat(SELF, &st) < 0) fail("cannot stat /bsys");
   printf("bsys: exec rounds %d insns %lu size %lu\n", n, insns, st.size);
+}
+
+// Fork, exec argv[0] with argv, wait: the child's exit status (127 if it could not exec).
+int spawn(char **argv) {
+  int pid = fork();
+  if (pid < 0) fail("fork failed");
+  if (pid == 0) {
+    exec(argv[0], argv);
+    fprintf(2, "bsys: cannot exec %s\n", argv[0]);
+    exit(127);
+  }
+  int status = 0;
+  if (wait(&status) != pid) fail("wait failed");
+  return status;
+}
+
+void bench_run(char **argv) {
+  int status = spawn(argv);  // the first run warms the buffer cache
+  if (status != 0) {
+    printf("bsys: run insns 0 status %d\n", status);
+    return;
+  }
+  settle();
+  Stopwatch w;
+  status = spawn(argv);
+  unsigned long insns = w.insns();
+  printf("bsys: run insns %lu status %d\n", insns, status);
 }
 
 void bench_pingpong(int n) {
@@ -667,6 +697,8 @@ int main(int argc, char **argv) {
     int size = argc == 5 ? parse(argv[4], "SIZE") : CHUNK;
     if (size < 1 || size > CHUNK) fail("SIZE must be 1..4096");
     bench_readtime(argv[2], parse(argv[3], "PASSES"), size);
+  } else if (argc >= 3 && strcmp(cmd, "run") == 0) {
+    bench_run(argv + 2);
   } else {
     usage_exit(
         "bsys null|fork|exec|pingpong N\n"
@@ -676,6 +708,7 @@ int main(int argc, char **argv) {
         "       bsys ksys ROUNDS HZ\n"
         "       bsys fill N [SECONDS]\n"
         "       bsys readtime FILE PASSES [SIZE]\n"
+        "       bsys run PROG [ARGS...]\n"
         "       bsys nop\n");
   }
   return 0;

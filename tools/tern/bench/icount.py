@@ -108,6 +108,16 @@ class Session:
     def one(self, args: str, name: str, timeout: float = 300) -> dict[str, int]:
         return self.bsys(args, name, timeout)[0]
 
+    def program(self, command: str, timeout: float = 300) -> int:
+        """The instructions of one whole run of a program (`bsys run`: fork, exec, its work,
+        exit and wait), after a first run that warms the buffer cache. A run that exits with
+        a status other than 0 is an error."""
+        out = self.m.run(f"bsys run {command}", timeout=timeout)
+        found = parse(out, "run")[0]
+        if found["status"] != 0:
+            raise MachineError(f"`{command}` exited with status {found['status']}:\n{out}")
+        return found["insns"]
+
 
 # --- The figures ----------------------------------------------------------------------------
 
