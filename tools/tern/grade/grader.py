@@ -282,7 +282,8 @@ def run_tests(settings: Settings, tests: list[GradedTest], run_id: str,
                     if test is None or test.nodeid in results:
                         continue
                     result = Result(test, entry["outcome"], entry["duration"],
-                                    entry["reason"], entry["details"], entry["logs"])
+                                    entry["reason"], entry["details"], entry["logs"],
+                                    entry.get("note", ""))
                     results[test.nodeid] = result
                     on_result(result)
                 if finished and not chunk:

@@ -140,8 +140,12 @@ class OutcomeWriter:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         entry = self.pending.setdefault(report.nodeid, {
             "nodeid": report.nodeid, "outcome": "passed", "duration": 0.0,
-            "reason": "", "details": "", "logs": []})
+            "reason": "", "details": "", "logs": [], "note": ""})
         entry["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
+        # A test may say what it measured, pass or fail: record_property("grade_note", text).
+        for key, value in getattr(report, "user_properties", ()):
+            if key == "grade_note" and report.when == "call":
+                entry["note"] = str(value)
         for title, content in getattr(report, "sections", ()):
             if title == "console logs":
                 entry["logs"] += [p for p in content.splitlines() if p not in entry["logs"]]

@@ -56,6 +56,7 @@ class Result:
     reason: str = ""
     details: str = ""
     logs: list[str] = field(default_factory=list)
+    note: str = ""  # what a passing test measured (its "grade_note" property)
 
     @property
     def score(self) -> float:
@@ -82,6 +83,8 @@ def report_line(result: Result) -> str:
             f"{number(result.score)}/{number(test.points)}")
     if not result.passed and result.reason:
         line += f" -- {one_line(result.reason)}"
+    elif result.passed and result.note:
+        line += f" -- {one_line(result.note)}"
     return line
 
 
@@ -101,7 +104,7 @@ def outcome_signature(results: Iterable[Result]) -> list[tuple[str, str, float]]
 
 def _output_of(result: Result) -> str:
     if result.passed:
-        return ""
+        return result.note
     details = result.details.strip()
     first = details.splitlines()[0] if details else ""
     # The reason is usually the details' first line, perhaps with the command added.
