@@ -1,0 +1,150 @@
+"""The speed lab's measurement (labs/speed/README.md): exact instruction counts of its workloads.
+
+Each workload is a program of labs/speed/user/ with its arguments. One machine, booted with
+`-icount shift=0,sleep=off` at CPUS=1 like `make bench`'s (tern/bench/icount.py), runs them
+one after the other with `bsys run` (user/bench/bsys.cc): a first run, not counted, brings
+their blocks into the buffer cache; then bsys settles on the timer's grid and counts the
+guest instructions of one whole run, fork to wait. Nothing waits for the disk while it is
+counted (the workloads write no file), so two runs of the same tree give the same counts.
+
+    tools/speed [--runs N]          this tree's counts (N runs, each on a fresh machine)
+    tools/speed --reference         make the starter (tools/mkstarter), measure it there, and
+                                    write its counts to labs/speed/reference.toml
+
+The grade (labs/speed/test_lab_speed.py) divides the starter's counts, recorded in
+reference.toml, by a submission's. They are only comparable if both were measured by the
+same workloads and the same measuring code, so reference.toml also records a digest of
+those files (MEASURED), and the grade refuses a tree whose digest differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+from tern import REPO
+from tern.bench.icount import ICOUNT_ARGS, Session
+from tern.machine import Machine
+
+# The workloads: name -> the command `bsys run` runs. Each stresses one problem of the
+# starter (see the handout).
+WORKLOADS = {
+    "files": "spfiles 200",
+    "pipe": "sppipe 2000",
+    "copy": "spcopy 300",
+}
+# What the counts depend on besides the kernel: the workloads, the measuring program and
+# the library under both, and this measuring code.
+MEASURED = ("labs/speed/user", "user/bench/bsys.cc", "user/lib", "user/user.ld",
+            "tools/tern/bench/icount.py", "tools/tern/bench/speed.py")
+REFERENCE = "labs/speed/reference.toml"
+REFERENCE_COMMAND = "tools/speed --reference"
+RUN_TIMEOUT = 300  # s for one workload, both runs, at GRADE_TIMEOUT_SCALE=1
+
+
+def digest(root: Path = REPO) -> str:
+    """A SHA-256 over the MEASURED files of the tree at `root`: their paths and contents."""
+    h = hashlib.sha256()
+    for name in MEASURED:
+        path = root / name
+        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+        for f in files:
+            if "__pycache__" in f.parts:
+                continue
+            h.update(f.relative_to(root).as_posix().encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def measure(root: Path = REPO, name: str = "speed-icount") -> dict[str, int]:
+    """The count of every workload, on one fresh machine of the tree at `root` (built)."""
+    counts = {}
+    with Machine(1, name=name, extra_args=ICOUNT_ARGS, root=root) as m:
+        m.boot()
+        session = Session(m)
+        for workload, command in WORKLOADS.items():
+            counts[workload] = session.program(command, timeout=RUN_TIMEOUT)
+    return counts
+
+
+def load_reference(root: Path = REPO) -> dict:
+    """reference.toml: {"digest": ..., "starter": {workload: count}}."""
+    return tomllib.loads((root / REFERENCE).read_text())
+
+
+def write_reference(counts: dict[str, int], measured_digest: str, root: Path = REPO) -> None:
+    lines = [
+        "# The speed lab's reference: the starter's instruction count of each workload",
+        "# (tools/tern/bench/speed.py), and the digest of the files the counts depend on.",
+        f"# Made by `{REFERENCE_COMMAND}`: remake it after any change to the kernel outside",
+        "# the lab's regions, to the workloads or to the measuring code.",
+        f'digest = "{measured_digest}"',
+        "",
+        "[starter]",
+        *(f"{workload} = {count}" for workload, count in counts.items()),
+        "",
+    ]
+    (root / REFERENCE).write_text("\n".join(lines))
+
+
+def make_reference() -> dict[str, int]:
+    """Make the starter, build it, measure it there (with its own copy of this code)."""
+    with tempfile.TemporaryDirectory(prefix="speed-starter-") as tmp:
+        dest = Path(tmp) / "starter"
+        subprocess.run([str(REPO / "tools" / "mkstarter"), "--lab", "speed", "--dest",
+                        str(dest)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["make", "-s", "-j2", "all"], cwd=dest, check=True,
+                       stdout=subprocess.DEVNULL)
+        out = subprocess.run([sys.executable, "-m", "tern.bench.speed", "--print"], cwd=dest,
+                             env={"PYTHONPATH": str(dest / "tools"), "PATH": "/usr/bin:/bin"},
+                             check=True, capture_output=True, text=True).stdout
+        counts = {}
+        for line in out.splitlines():
+            workload, count = line.split()
+            counts[workload] = int(count)
+        starter_digest = digest(dest)
+    if starter_digest != digest():
+        raise SystemExit("the starter's measured files differ from ours: see MEASURED")
+    return counts
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="tools/speed", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=1, help="runs, each on a fresh machine")
+    parser.add_argument("--reference", action="store_true",
+                        help=f"measure the starter and write {REFERENCE}")
+    parser.add_argument("--print", action="store_true", help="only `workload count` lines")
+    args = parser.parse_args(argv)
+    if args.reference:
+        counts = make_reference()
+        write_reference(counts, digest())
+        for workload, count in counts.items():
+            print(f"{workload:6} {count:>12,}  starter")
+        print(f"wrote {REFERENCE}")
+        return 0
+    if args.print:
+        for workload, count in measure().items():
+            print(workload, count)
+        return 0
+    reference = load_reference()["starter"]
+    runs = [measure() for _ in range(args.runs)]
+    print(f"{'workload':8} {'starter':>12} " + " ".join(f"{'run ' + str(i + 1):>12}"
+                                                      for i in range(len(runs))) + "  ratio")
+    for workload in WORKLOADS:
+        counts = [run[workload] for run in runs]
+        ratio = reference[workload] / counts[0]
+        print(f"{workload:8} {reference[workload]:>12,} "
+              + " ".join(f"{c:>12,}" for c in counts) + f"  {ratio:.2f}x")
+    if any(run != runs[0] for run in runs):
+        print("the runs differ")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
