@@ -36,7 +36,7 @@ from tern.machine import Machine
 WORKLOADS = {
     "files": "spfiles 200",
     "pipe": "sppipe 2000",
-    "copy": "spcopy 300",
+    "copy": "spcopy 20",
 }
 # What the counts depend on besides the kernel: the workloads, the measuring program and
 # the library under both, and this measuring code.
