@@ -117,6 +117,10 @@ MIXED = {
         @pytest.mark.points(1, lab="beta")
         def test_setup_error(broken):
             pass
+
+        @pytest.mark.points(1, lab="beta")
+        def test_measures(record_property):
+            record_property("grade_note", "spfiles 200: 3.25x")
     """,
 }
 
@@ -138,7 +142,7 @@ def test_one_line_per_test_and_score_last(mixed) -> None:
     lines = lines_of(run.stdout)
     assert set(lines) == {"alpha: passes", "alpha: fails with message", "alpha: hangs",
                           "beta: a named test [1]", "beta: a named test [2]", "beta: skipped",
-                          "beta: setup error"}, run.stdout
+                          "beta: setup error", "beta: measures"}, run.stdout
     assert lines["alpha: passes"]["status"] == "OK"
     assert (lines["alpha: passes"]["score"], lines["alpha: passes"]["max"]) == ("2", "2")
     assert lines["alpha: fails with message"]["reason"] == \
@@ -148,7 +152,10 @@ def test_one_line_per_test_and_score_last(mixed) -> None:
     assert lines["beta: a named test [2]"]["reason"].startswith("n is 2")
     assert lines["beta: skipped"]["status"] == "SKIP"
     assert lines["beta: setup error"]["reason"] == "RuntimeError: the fixture broke"
-    assert run.stdout.rstrip().splitlines()[-1] == "Score: 7/18"
+    # A passing test's note (record_property("grade_note", ...)) is printed after it.
+    assert lines["beta: measures"]["status"] == "OK"
+    assert lines["beta: measures"]["reason"] == "spfiles 200: 3.25x"
+    assert run.stdout.rstrip().splitlines()[-1] == "Score: 8/19"
     assert run.returncode == 1
 
 
@@ -162,9 +169,9 @@ def test_failures_show_console_tail_and_log_folder(mixed) -> None:
 def test_gradescope_results(mixed) -> None:
     out, _ = mixed
     doc = json.loads((out / "results.json").read_text())
-    assert doc["score"] == 7
+    assert doc["score"] == 8
     tests = {t["name"]: t for t in doc["tests"]}
-    assert len(tests) == 7
+    assert len(tests) == 8
     for t in tests.values():
         assert set(t) >= {"name", "score", "max_score", "status", "output"}
         assert t["status"] in ("passed", "failed")
@@ -175,7 +182,8 @@ def test_gradescope_results(mixed) -> None:
     assert hang["output"].startswith("timed out after 10 s waiting for the next shell prompt; "
                                      "command: cat\n")
     assert "$ cat" in hang["output"]
-    assert sum(t["max_score"] for t in doc["tests"]) == 18
+    assert tests["beta: measures"]["output"] == "spfiles 200: 3.25x"
+    assert sum(t["max_score"] for t in doc["tests"]) == 19
 
 
 def test_junit_xml(mixed) -> None:
@@ -255,7 +263,7 @@ def test_selection_and_listing(tmp_path: Path) -> None:
     assert re.search(r"(?m)^beta: a named test \[1\] +5 pts +test_alpha\.py::test_param\[1\]$",
                      listed.stdout)
     assert "lab alpha: 3 tests, 6 points" in listed.stdout
-    assert "lab beta: 4 tests, 12 points" in listed.stdout
+    assert "lab beta: 5 tests, 13 points" in listed.stdout
     assert "worth nothing" not in listed.stdout
     only = grade("--lab", "beta", "--test", "NAMED", "-j", "1", *out, str(tests))
     assert set(lines_of(only.stdout)) == {"beta: a named test [1]", "beta: a named test [2]"}
