@@ -243,10 +243,8 @@ int check_copy(Rng &rng) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 3 || atoi(argv[2]) <= 0) {
-    fprintf(2, "usage: spcheck pipes|locks|copy SEED (SEED a positive number)\n");
-    return 2;
-  }
+  if (argc != 3 || atoi(argv[2]) <= 0)
+    usage_exit("spcheck pipes|locks|copy SEED (SEED a positive number)\n");
   seed = static_cast<unsigned long>(atoi(argv[2]));
   check = argv[1];
   Rng rng{seed};

@@ -12,10 +12,7 @@ char data[SIZE];
 
 int main(int argc, char **argv) {
   int n = argc == 2 ? atoi(argv[1]) : 0;
-  if (n <= 0) {
-    fprintf(2, "usage: spcopy N\n");
-    return 1;
-  }
+  if (n <= 0) usage_exit("spcopy N\n");
   for (int i = 0; i < SIZE; i += 4096) data[i] = static_cast<char>(i >> 12);
   for (int i = 0; i < n; i++) {
     int pid = fork();

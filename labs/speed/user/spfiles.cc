@@ -6,10 +6,7 @@
 
 int main(int argc, char **argv) {
   int n = argc == 2 ? atoi(argv[1]) : 0;
-  if (n <= 0) {
-    fprintf(2, "usage: spfiles N\n");
-    return 1;
-  }
+  if (n <= 0) usage_exit("spfiles N\n");
   static char buf[512];
   for (int i = 0; i < n; i++) {
     int fd = open("/README", O_RDONLY);

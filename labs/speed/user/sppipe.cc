@@ -4,10 +4,7 @@
 
 int main(int argc, char **argv) {
   int n = argc == 2 ? atoi(argv[1]) : 0;
-  if (n <= 0) {
-    fprintf(2, "usage: sppipe N\n");
-    return 1;
-  }
+  if (n <= 0) usage_exit("sppipe N\n");
   int fds[2];
   if (pipe(fds) < 0) {
     fprintf(2, "sppipe: pipe failed\n");
