@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import profile_synth
 
@@ -63,6 +63,22 @@ def profile_of_build(program: str, seed: int, count: int) -> List[Dict[str, Any]
                         "hart": i % 2, "mode": "user",
                         "samples": [{"address": pc, "symbol": name, "kernel": False}]})
     return samples
+
+
+def primes_profile(tmp_path: Path, default_seed: int,
+                   count: int) -> Tuple[Path, List[Any], int]:
+    """A profile_of_build() of the built `primes`, written to tmp_path/primes.json: its path,
+    its samples and the seed, LINES_SEED if set, else default_seed. Skips the test when there
+    is no build to read lines from."""
+    import os
+    import pytest
+    if not (ROOT / "build" / "user" / "_primes.elf").exists():
+        pytest.skip("needs the build: run `make all`")
+    seed = int(os.environ.get("LINES_SEED", default_seed))
+    samples = profile_of_build("primes", seed, count)
+    path = tmp_path / "primes.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    return path, samples, seed
 
 
 def addr2line(elf: Path, addresses: List[int]) -> List[List[Any]]:

@@ -28,7 +28,7 @@ from typing import Any, Callable, Dict, List
 
 import pytest
 
-from samples import ROOT, addr2line, process_names, profile_of_build, raw_samples
+from samples import ROOT, addr2line, process_names, primes_profile, raw_samples
 from tern.prof import protobuf
 
 NODE_PREFIX = ROOT / "build" / "tools-node"
@@ -309,12 +309,7 @@ def test_go_pprof_lists_source_lines(profconv: Callable, tmp_path: Path,
                                      go_pprof: Callable) -> None:
     """`pprof -list FUNCTION` prints the function's source with the samples of each line,
     and every location's file:line is addr2line's."""
-    if not (ROOT / "build" / "user" / "_primes.elf").exists():
-        pytest.skip("needs the build: run `make all`")
-    seed = int(os.environ.get("LINES_SEED", "7"))
-    samples = profile_of_build("primes", seed, 400)
-    path = tmp_path / "primes.json"
-    path.write_text(json.dumps(samples), encoding="utf-8")
+    path, samples, seed = primes_profile(tmp_path, 7, 400)
     out = tmp_path / "primes.pb.gz"
     result = profconv("pprof", path, "-o", out)
     assert result.returncode == 0, result.stderr

@@ -257,16 +257,9 @@ def test_annotated_source(profconv: Callable, tmp_path: Path) -> None:
     """The hottest functions' source, with addr2line's count of samples beside each line
     (of the function's own code: inlined code counts at its call), and the code of that
     line from the file."""
-    if not (ROOT / "build" / "user" / "_primes.elf").exists():
-        pytest.skip("needs the build: run `make all`")
-    import json
-    import os
     from collections import Counter
-    from samples import addr2line, profile_of_build
-    seed = int(os.environ.get("LINES_SEED", "5"))
-    samples = profile_of_build("primes", seed, 300)
-    path = tmp_path / "primes.json"
-    path.write_text(json.dumps(samples), encoding="utf-8")
+    from samples import addr2line, primes_profile
+    path, samples, seed = primes_profile(tmp_path, 5, 300)
     out = tmp_path / "primes.html"
     assert profconv("html", path, "-o", out).returncode == 0
     html = out.read_text(encoding="utf-8")

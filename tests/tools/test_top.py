@@ -9,9 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Callable, Dict, Tuple
 
-import pytest
-
-from samples import ROOT, addr2line, profile_of_build, raw_samples
+from samples import ROOT, addr2line, primes_profile, raw_samples
 
 # The row format of `profile top` (user/bin/profile/tally.cc), which profconv copies.
 ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\[k\] )?(.+)$")
@@ -76,12 +74,7 @@ LINE_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%  (\S+)\s+(\[
 def test_hottest_line_of_each_function(profconv: Callable, tmp_path: Path) -> None:
     """With the build's binaries, each row names the line of its own code most of its
     samples were at (for inlined code, the line of the call), as addr2line finds it."""
-    if not (ROOT / "build" / "user" / "_primes.elf").exists():
-        pytest.skip("needs the build: run `make all`")
-    seed = int(os.environ.get("LINES_SEED", "11"))
-    samples = profile_of_build("primes", seed, 300)
-    path = tmp_path / "primes.json"
-    path.write_text(json.dumps(samples), encoding="utf-8")
+    path, samples, seed = primes_profile(tmp_path, 11, 300)
     text = profconv("top", path, "-n", 0).stdout.decode()
     truth = addr2line(ROOT / "build" / "user" / "_primes.elf",
                       [s["samples"][0]["address"] for s in samples])
