@@ -72,13 +72,20 @@ def label(frame: dict) -> str:
     return name + " [k]" if frame["kernel"] else name
 
 
+def pprof_written_at(profile: Path, written_ns: int, rate: int, profconv: Callable,
+                     tmp_path: Path) -> Path:
+    """profconv's pprof of a profile file last written at written_ns (which dates it)."""
+    os.utime(profile, ns=(written_ns, written_ns))
+    out = tmp_path / "profile.pb.gz"
+    result = profconv("pprof", profile, "-o", out, "--rate", rate)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
 def test_decoded_by_pprof_format(any_profile: Path, profconv: Callable, tmp_path: Path,
                                  pprof_reader: Callable) -> None:
     written_ns = 1_796_000_000_000_000_000
-    os.utime(any_profile, ns=(written_ns, written_ns))
-    out = tmp_path / "profile.pb.gz"
-    result = profconv("pprof", any_profile, "-o", out, "--rate", 200)
-    assert result.returncode == 0, result.stderr
+    out = pprof_written_at(any_profile, written_ns, 200, profconv, tmp_path)
     assert out.read_bytes()[:2] == b"\x1f\x8b", "pprof files are gzipped"
     decoded = pprof_reader(out)
     samples = sorted(raw_samples(any_profile), key=lambda s: s["timestamp"])
@@ -260,10 +267,7 @@ def test_go_pprof_reads_everything(any_profile: Path, profconv: Callable, tmp_pa
                                    go_pprof: Callable) -> None:
     # The JSON was written at a known wall-clock time: the profile's last sample.
     written_ns = 1_796_000_000_123_456_000
-    os.utime(any_profile, ns=(written_ns, written_ns))
-    out = tmp_path / "profile.pb.gz"
-    result = profconv("pprof", any_profile, "-o", out, "--rate", 1000)
-    assert result.returncode == 0, result.stderr
+    out = pprof_written_at(any_profile, written_ns, 1000, profconv, tmp_path)
     raw = parse_raw(go_pprof("-raw", out))
     samples = raw_samples(any_profile)
     names = process_names(samples)
