@@ -4,6 +4,7 @@
 // being profiled. When it passes, and the process this hart is running is profiled, record()
 // stores one Sample in the static array:
 //
+// LAB sample/record BEGIN
 //   - the slot: an atomic fetch-and-add on the cursor hands out slots in order, so harts
 //     never share one and no lock is taken. When the cursor passes CAPACITY the sample is
 //     dropped and counted: old samples are never overwritten.
@@ -17,6 +18,19 @@
 //
 // clear_samples() starts a new generation. It raises `clearing`, waits until no hart is
 // inside record() (each hart flags itself while it is), resets the cursor and lowers it.
+// LAB sample/record STARTER
+// //   - the slot: no two harts may ever write the same slot, and no lock may be taken (a
+// //     hart in a timer trap must never wait for another). A full array drops the new
+// //     sample and counts it: old samples are never overwritten.
+// //   - the frames: from a trap in supervisor mode, the kernel chain first, then in every
+// //     case the user chain. Kernel words may be read only inside the current kernel stack;
+// //     user words only through the process's page table (walk.h has the rules).
+// //   - the commit: a reader takes a slot only if its `seq` matches (generation, index), so
+// //     `seq` must become visible after everything else in the slot.
+// //
+// // clear_samples() starts a new generation, and must not return while a sample of the old
+// // one is still being written on another hart.
+// LAB sample/record END
 
 #include "profile/profiler.h"
 
@@ -52,6 +66,7 @@ constinit volatile u32 hz = PROF_DEFAULT_HZ;
 
 constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 1); }
 
+// LAB sample/walk BEGIN: read user words through the page table, labs/sample/README.md task 2
 // Reads a process's user memory through its page table: a word is readable only if its
 // page is mapped valid, readable and user-accessible. The translation is done here, inline,
 // and remembered twice over: within a walk, the last page (a walk usually stays on one stack
@@ -110,6 +125,23 @@ class UserReader {
   u64 m_delta = 0;                     // physical minus virtual address within that page
 };
 
+// LAB sample/walk STARTER
+// // Reads a process's user memory through its page table (see labs/sample/README.md).
+// class UserReader {
+//  public:
+//   explicit UserReader(Proc *p) : m_proc(p) {}
+//
+//   // The words at va and va + 8; va is 8-byte aligned (the walker checks fp first).
+//   bool read_pair(u64 va, u64 *lo, u64 *hi) {
+//     (void)m_proc, (void)va, (void)lo, (void)hi;
+//     return false;
+//   }
+//
+//  private:
+//   Proc *m_proc;
+// };
+//
+// LAB sample/walk END
 // Reads the current kernel stack; the walker's bounds keep it inside [lo, hi].
 struct KernelReader {
   bool read_pair(u64 va, u64 *lo, u64 *hi) {
@@ -122,18 +154,24 @@ struct KernelReader {
 // The kernel chain of a trap taken in supervisor mode, from the registers kernelvec saved,
 // within the kernel stack the trap frame is on. Kept out of line: most samples come from user
 // mode and should not pay for its registers.
-__attribute__((noinline)) int walk_kernel(KernelFrame *kf, u64 *out) {
+[[maybe_unused]] __attribute__((noinline)) int walk_kernel(KernelFrame *kf, u64 *out) {
+  // LAB sample/walk BEGIN: the kernel chain, within this kernel stack; README.md task 2
   u64 lo, hi;
   if (!kernel_stack_bounds(reinterpret_cast<u64>(kf), &lo, &hi)) return 0;
   KernelReader kr;
   profwalk::Registers regs{kf->record_ra, kf->s0, kf->ra};
   return profwalk::walk(kr, regs, profwalk::Bounds{lo, hi}, in_kernel_text, out, MAX_FRAMES);
+  // LAB sample/walk STARTER
+  // (void)kf, (void)out;
+  // return 0;
+  // LAB sample/walk END
 }
 
 }  // namespace
 
 bool active() { return all_mode || nprofiled > 0; }
 
+// LAB sample/record BEGIN
 namespace {
 
 // The user chain, then the commit: the last part of every sample. Inlined into both callers
@@ -163,8 +201,10 @@ namespace {
 }
 
 }  // namespace
+// LAB sample/record END
 
 void record(Proc *p, KernelFrame *kf, u64 now) {
+  // LAB sample/record BEGIN: claim a slot, fill it, commit it; labs/sample/README.md task 3
   int hart = cpuid();
   inside[hart] = true;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -194,10 +234,16 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
     s.nkernel = 0;
     finish(s, p, 0, tag(gen, index), hart);
   }
+  // LAB sample/record STARTER
+  // (void)p, (void)kf, (void)now;
+  // LAB sample/record END
 }
 
 void tick(KernelFrame *kf, u64 now) {
   Cpu *c = mycpu();
+  Proc *p = c->proc;
+  bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
+  // LAB sample/clock BEGIN: the sampling deadline, labs/sample/README.md task 1
   if (!active()) {
     c->next_sample = 0;
     return;
@@ -208,8 +254,7 @@ void tick(KernelFrame *kf, u64 now) {
   }
   if (now < c->next_sample) return;
   c->next_sample += period;
-  Proc *p = c->proc;
-  bool sampled = p != nullptr && (all_mode || p->prof.profiled);
+  bool sampled = wanted;
   if (c->next_sample <= now) {
     // The timer fired late (interrupts were off, or the host was busy): the periods in
     // between are skipped rather than sampled in a burst, and counted when they cost a
@@ -217,6 +262,11 @@ void tick(KernelFrame *kf, u64 now) {
     if (sampled) __atomic_fetch_add(&missed, (now - c->next_sample) / period + 1, __ATOMIC_RELAXED);
     c->next_sample = now + period;
   }
+  // LAB sample/clock STARTER
+  // c->next_sample = 0;  // no deadline: timer_rearm() arms the timer for the others only
+  // (void)wanted;
+  // bool sampled = false;
+  // LAB sample/clock END
   if (sampled) {
     // What a sample costs, for /proc/profstat: under QEMU's -icount shift=0 one `time` tick
     // is exactly 100 instructions, so the average measures the sampler in instructions.
@@ -262,19 +312,25 @@ void set_rate(u32 new_hz) {
 u32 rate() { return hz; }
 
 void clear_samples() {
+  // LAB sample/record BEGIN: wait for samples in flight; labs/sample/README.md task 3
   clearing = true;
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   for (int h = 0; h < NCPU; h++)
     while (inside[h]) {
     }
+  // LAB sample/record STARTER
+  // LAB sample/record END
   generation = generation + 1;
   cursor = 0;
   dropped = 0;
   missed = 0;
   cost_ticks = 0;
   cost_samples = 0;
+  // LAB sample/record BEGIN
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   clearing = false;
+  // LAB sample/record STARTER
+  // LAB sample/record END
 }
 
 }  // namespace prof
