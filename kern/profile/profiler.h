@@ -73,6 +73,8 @@ struct Counters {
   u64 dropped;   // samples lost because the array was full
   u64 missed;    // sampling periods skipped because the timer interrupt came late
   u64 cost_ns;   // average time in the sampler per sample (instructions under -icount)
+  u64 taken;     // calls of record() whose time cost_ns averages: recorded + dropped,
+                 // but for those that met a clear
   u32 generation;
 };
 Counters counters();

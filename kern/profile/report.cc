@@ -309,6 +309,7 @@ void render_profstat(ProcText &out) {
   out.str("missed: ").num(c.missed).ch('\n');
   // Wall-clock nanoseconds; under QEMU's -icount shift=0 they count instructions exactly.
   out.str("sample cost ns: ").num(c.cost_ns).ch('\n');
+  out.str("taken: ").num(c.taken).ch('\n');
   out.str("capacity: ").num(CAPACITY).ch('\n');
 }
 

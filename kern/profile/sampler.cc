@@ -294,6 +294,7 @@ Counters counters() {
   c.dropped = dropped;
   c.missed = missed;
   c.cost_ns = cost_samples ? cost_ticks * (1'000'000'000 / TIMEBASE_HZ) / cost_samples : 0;
+  c.taken = cost_samples;
   return c;
 }
 
