@@ -1,0 +1,548 @@
+"""The sample lab's grade tests (labs/sample/README.md): 100 points in four tasks.
+
+Task 1, the sampling clock (kern/profile/sampler.cc, tick; kern/trap/timer.cc, timer_rearm):
+25 points. Task 2, the walks (kern/profile/walk.h, walk; sampler.cc, UserReader and
+walk_kernel): 35 points. Task 3, the record (sampler.cc, record and clear_samples): 25 points.
+Task 4, the cost, counted in instructions under -icount: 15 points.
+
+Every test checks one promise and says in its first line what is wrong, then where to look.
+The profile lab's pieces (the profile system call, /proc/profile, `profile run`) are given,
+so these tests switch sampling on with `profile PID on` or `profile all on` and read the
+samples back as JSON.
+
+Big profiles leave the machine through its export disk (tern/export_disk.py), not the
+console. Timing on the host is never judged: where time matters, it is the guest's clock
+(the samples' timestamps), or a machine under -icount, where one guest instruction is one
+nanosecond and a count is the same on every run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from tern import export_disk
+from tern import jobs
+from tern import profile_check as pc
+from tern.bench import icount
+from tern.machine import PANIC, TRAP, Machine, timeout_scale
+
+points = pytest.mark.points  # the lab is this folder, labs/sample/
+
+MAX_HZ = 10000  # PROF_MAX_HZ, kern/abi/profile.h
+RUN_TIMEOUT = 60
+FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
+SAMPLES_TIMEOUT = 30
+# The cost budget for the sampler's own work (record(), `sample cost ns` of /proc/profstat)
+# on an 8-frame user stack, in instructions under -icount. Our solution takes 244 (the same
+# as tools/bench's prof.sample.8.own); full points up to BUDGET, a second tier up to twice it.
+COST_BUDGET = 300
+COST_FRAMES = 8
+COST_UNITS = 1000  # bsys prof: 80,000 instructions a unit, so 80 M instructions of work
+COST_HZ = 1000
+QUANTUM_NS = 10_000_000  # QUANTUM_US, kern/trap/timer.h, in instructions under -icount
+# The hostile programs (user/tests/pbadfp.cc) and the user chain each must give: the pc alone
+# when the frame pointer leads out of user memory, one more frame where the first record is
+# real but its caller's frame pointer must not be followed.
+PC_ONLY = ("kernel", "unmapped", "hole", "guard", "misaligned", "trapframe", "trampoline")
+ONE_RECORD = ("self", "descend")
+DEEP = (3, 6, 9)  # pdeep depths profiled at once: each process's chain is its own
+
+
+# --- Helpers ------------------------------------------------------------------------------
+
+
+def profstat(m: Machine) -> dict[str, str]:
+    return pc.parse_profstat(m.run("profile status"))
+
+
+def fresh_profile(m: Machine, rate: int) -> None:
+    for cmd in ("profile clear", f"profile rate {rate}"):
+        out = m.run(f"pstatus {cmd}")
+        assert "pstatus: exit 0" in out, f"`{cmd}` failed: {out!r}"
+
+
+def switch(m: Machine, target: str, on: bool) -> None:
+    out = m.run(f"pstatus profile {target} {'on' if on else 'off'}")
+    assert "pstatus: exit 0" in out, f"`profile {target}` failed: {out!r}"
+
+
+def assert_no_problems(problems: list[str], what: str) -> None:
+    if problems:
+        shown = "\n  ".join(problems[:10])
+        more = f"\n  ... and {len(problems) - 10} more" if len(problems) > 10 else ""
+        raise AssertionError(f"{what}: {len(problems)} problem(s), the first: {problems[0]}"
+                             f"\n  {shown}{more}")
+
+
+def export_machine(tmp: Path, name: str, cpus: int = 3) -> tuple[Machine, Path]:
+    image = tmp / f"{name}.img"
+    m = Machine(cpus, name=f"test_lab_sample.{name}", extra_args=export_disk.drive_args(image))
+    m.boot()
+    return m, image
+
+
+def wait_for_files(m: Machine, files: dict[str, str], timeout: float) -> dict[str, str]:
+    """Wait until each file holds the `done` line of the background program writing it;
+    returns what each holds."""
+    deadline = time.monotonic() + timeout * timeout_scale()
+    while True:
+        got = {f: m.run(f"cat {f}", failures=(PANIC, TRAP)) for f in files}
+        if all(done in got[f] for f, done in files.items()):
+            return got
+        missing = [f for f, done in files.items() if done not in got[f]]
+        assert time.monotonic() < deadline, (
+            f"background programs did not finish in {timeout} s: {missing} hold "
+            f"{[got[f] for f in missing]}")
+        time.sleep(0.5)
+
+
+def user_names(s: pc.Sample) -> list[str]:
+    return pc.names(pc.user_frames(s))
+
+
+def no_kernel_words(samples: list[pc.Sample]) -> list[str]:
+    return [f"a kernel address among the user frames: {pc.describe(s)}" for s in samples
+            if any(f["address"] >= pc.KERNEL_BASE for f in pc.user_frames(s))]
+
+
+def chain_problems(samples: list[pc.Sample], depth: int) -> list[str]:
+    """Samples of `pdeep depth` whose chain, from the first descend, is not descend x depth,
+    main, _start: frames of another process, or of another moment of this one."""
+    problems = []
+    for s in samples:
+        names = user_names(s)
+        if "descend" not in names or names[-1:] != ["_start"]:
+            continue  # not yet in descend, or cut at 32 frames
+        tail = names[names.index("descend"):]
+        if tail != ["descend"] * depth + ["main", "_start"]:
+            problems.append(f"pid {s['pid']} (pdeep {depth}): {pc.describe(s)}")
+    return problems
+
+
+def count_problems(stat: dict[str, str], slack: int) -> list[str]:
+    """recorded + dropped must account for every call of record() (`taken:`), but for at
+    most `slack` that met a clear."""
+    taken, recorded, dropped = (int(stat[k]) for k in ("taken", "recorded", "dropped"))
+    if not taken - slack <= recorded + dropped <= taken:
+        return [f"record() ran {taken} times, but {recorded} samples are recorded and "
+                f"{dropped} dropped: samples were lost without being counted (two harts in "
+                f"one slot?), or counted twice"]
+    return []
+
+
+# --- Task 1: the sampling clock ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One `bsys prof 8 UNITS HZ` under -icount at CPUS=1 (user/bench/bsys.cc)."""
+
+    insns: int
+    samples: int
+    cost: int  # instructions in record() per sample
+    frames: float  # frames per sample
+
+
+@pytest.fixture(scope="module")
+def cost_run() -> Iterator[Cost | str]:
+    """A one-hart machine under -icount runs bsys prof once; a failure here is reported by
+    each test that uses it."""
+    try:
+        with Machine(1, name="test_lab_sample.icount", extra_args=icount.ICOUNT_ARGS) as m:
+            m.boot()
+            line = icount.Session(m).one(f"prof {COST_FRAMES} {COST_UNITS} {COST_HZ}", "prof")
+    except (AssertionError, icount.Unavailable) as err:  # MachineError is an AssertionError
+        yield f"bsys prof under -icount failed: {err}"
+        return
+    samples = line["samples"]
+    yield Cost(line["insns"], samples, line["cost_ns"],
+               line["frames_total"] / samples if samples else 0.0)
+
+
+def cost_of(run: Cost | str) -> Cost:
+    assert not isinstance(run, str), run
+    return run
+
+
+@points(8)
+def test_rate_follows_the_sampling_clock(cost_run: Cost | str) -> None:
+    run = cost_of(cost_run)
+    # -icount: one instruction is one nanosecond. The first deadline is set at the first
+    # timer interrupt after profiling starts, at most a time slice (QUANTUM_US) later.
+    most = run.insns * COST_HZ / 1e9
+    least = (run.insns - QUANTUM_NS) * COST_HZ / 1e9
+    assert least - 2 <= run.samples <= most + 2, (
+        f"{run.insns:,} instructions of work profiled at {COST_HZ} Hz under -icount should "
+        f"take {least:.0f} to {most:.0f} samples, got {run.samples}: the sampling deadline "
+        f"(Cpu::next_sample) must advance by one period a sample and timer_rearm() must arm "
+        f"the timer for it, not only for the time slice")
+
+
+@dataclass(frozen=True)
+class Frozen:
+    pid: int
+    stat: dict[str, str]
+    samples: list[pc.Sample]
+    rate: int
+    periods: int  # sampling periods that passed while QEMU was stopped
+
+
+FREEZES, FREEZE_S, FREEZE_RATE = 3, 0.3, 200
+
+
+@pytest.fixture(scope="module")
+def frozen() -> Iterator[Frozen | str]:
+    """spin profiled at 200 Hz on one hart while QEMU is stopped three times for 0.3 s: each
+    time the guest's clock jumps by 60 periods while no instruction runs."""
+    try:
+        with Machine(1, name="test_lab_sample.frozen") as m:
+            m.boot()
+            fresh_profile(m, FREEZE_RATE)
+            pid = jobs.start_background(m, "spin 30")
+            try:
+                switch(m, str(pid), True)
+                time.sleep(0.3)
+                for _ in range(FREEZES):
+                    m.freeze(FREEZE_S)
+                    time.sleep(0.3)
+                switch(m, str(pid), False)
+                stat = profstat(m)
+            finally:
+                jobs.kill_and_wait_gone(m, pid)
+            samples = pc.parse_profile(m.run("cat /proc/profile", timeout=120))
+            m.assert_no_failures()
+    except AssertionError as err:
+        yield f"profiling spin across a stopped QEMU failed: {err}"
+        return
+    yield Frozen(pid, stat, samples, FREEZE_RATE, int(FREEZES * FREEZE_S * FREEZE_RATE))
+
+
+def frozen_of(run: Frozen | str) -> Frozen:
+    assert not isinstance(run, str), run
+    assert len(run.samples) >= 20, (
+        f"spin was profiled at {run.rate} Hz for over a second, but only {len(run.samples)} "
+        f"samples came back")
+    return run
+
+
+@points(9)
+def test_late_ticks_not_sampled_in_a_burst(frozen: Frozen | str) -> None:
+    run = frozen_of(frozen)
+    period_us = 1e6 / run.rate
+    steps = pc.same_hart_steps(pc.of_pid(run.samples, run.pid))
+    burst = [s for s in steps if s < period_us / 50]
+    assert len(burst) <= 10, (
+        f"{len(burst)} samples of spin came less than {period_us / 50:.0f} us after the one "
+        f"before on the same hart, at {run.rate} Hz (a period is {period_us:.0f} us): after "
+        f"the timer came late (QEMU was stopped for {FREEZE_S} s, {FREEZES} times), the "
+        f"skipped periods were sampled in a burst. tick() must move the deadline past `now`, "
+        f"not one period at a time")
+
+
+@points(8)
+def test_late_ticks_counted_as_missed(frozen: Frozen | str) -> None:
+    run = frozen_of(frozen)
+    missed = int(run.stat.get("missed", "0"))
+    assert missed >= run.periods // 2, (
+        f"QEMU was stopped {FREEZES} times for {FREEZE_S} s while spin ran profiled at "
+        f"{run.rate} Hz: about {run.periods} sampling periods passed unseen, but /proc/profstat "
+        f"says `missed: {missed}`. tick() must add the periods it skips to `missed`")
+    assert missed <= 3 * run.periods, (
+        f"`missed: {missed}` is more than the {run.periods} periods that could have been missed "
+        f"(count (now - deadline) / period + 1 once, when the late tick comes)")
+
+
+# --- Task 2: the walks ---------------------------------------------------------------------
+
+
+@points(8)
+def test_leaf_frame_rule(shared: Machine) -> None:
+    fresh_profile(shared, 100)
+    pid = jobs.start_background(shared, "spin 30")
+    try:
+        switch(shared, str(pid), True)
+        time.sleep(1.5 * timeout_scale())
+        switch(shared, str(pid), False)
+    finally:
+        jobs.kill_and_wait_gone(shared, pid)
+    samples = pc.of_program(pc.parse_profile(shared.run("cat /proc/profile", timeout=120)),
+                            pid, "spin")
+    hot = [s for s in samples if s["mode"] == "user" and pc.innermost_user(s) == "hot"]
+    assert len(hot) >= 20, (
+        f"spin spends most of its time in hot(), but only {len(hot)} of {len(samples)} user "
+        f"samples name it innermost: {pc.common_chains(samples)}")
+    good = [s for s in hot if user_names(s)[:5] == ["hot", "middle", "outer", "main", "_start"]]
+    assert len(good) >= 0.9 * len(hot), (
+        f"hot() is a leaf (GCC saves only s0, at fp-8, and keeps ra in its register), so its "
+        f"callers are middle, outer, main, _start; only {len(good)} of {len(hot)} samples say "
+        f"so. Most common: {pc.common_chains(hot)}. Apply the leaf rule in the first frame "
+        f"(walk.h)")
+    pc_problems = pc.address_problems(samples, pc.user_symbols("spin"), pc.kernel_symbols())
+    assert_no_problems(pc_problems, "spin's frames against its symbols")
+
+
+@points(5)
+def test_deep_chains_and_the_cut(shared: Machine) -> None:
+    for depth in (8, 40):
+        fresh_profile(shared, 20)
+        out = shared.run(f"profile run pdeep {depth} 1", timeout=RUN_TIMEOUT)
+        assert "pdeep: done" in out, f"pdeep {depth} 1 failed:\n{out}"
+        samples = [s for s in pc.parse_profile(shared.run("cat /proc/profile", timeout=120))
+                   if s.get("comm") == "pdeep" and s["mode"] == "user"]
+        full = ["descend"] * depth + ["main", "_start"]
+        right = [s for s in samples if "descend" in user_names(s) and
+                 (user_names(s)[user_names(s).index("descend"):] == full
+                  or len(pc.user_frames(s)) == pc.MAX_FRAMES and
+                  set(user_names(s)[user_names(s).index("descend"):]) == {"descend"})]
+        assert len(samples) >= 5 and len(right) >= 0.9 * len(samples), (
+            f"pdeep {depth}: {len(right)} of {len(samples)} user samples have the chain "
+            f"... descend x {depth}, main, _start (or the first {pc.MAX_FRAMES} frames of it): "
+            f"{pc.common_chains(samples)}")
+
+
+@points(6)
+def test_kernel_chain(shared: Machine) -> None:
+    fresh_profile(shared, 1000)  # psys waits for the disk much of the time
+    out = shared.run("profile run psys 1", timeout=RUN_TIMEOUT)
+    assert "psys: done" in out, f"psys 1 failed:\n{out}"
+    samples = [s for s in pc.parse_profile(shared.run("cat /proc/profile", timeout=120))
+               if s.get("comm") == "psys"]
+    kernel = [s for s in samples if s["mode"] == "kernel"]
+    assert len(kernel) >= 5, (
+        f"psys lives in system calls, but only {len(kernel)} of {len(samples)} samples were "
+        f"taken in the kernel")
+    with_chain = [s for s in kernel if any(n.startswith("sys_") for n in
+                                           pc.names(pc.kernel_frames(s)))]
+    assert len(with_chain) >= 0.8 * len(kernel), (
+        f"a sample taken in a system call should walk the kernel chain up to the sys_ "
+        f"function that serves it; {len(with_chain)} of {len(kernel)} do: "
+        f"{pc.common_chains(kernel)}. walk_kernel() starts from the KernelFrame's registers")
+    with_user = [s for s in kernel if "main" in user_names(s)]
+    assert len(with_user) >= 0.8 * len(kernel), (
+        f"under the kernel frames comes the user chain (from the trapframe); only "
+        f"{len(with_user)} of {len(kernel)} kernel samples reach main")
+    assert_no_problems(pc.address_problems(samples, pc.run_symbols("psys"), pc.kernel_symbols()),
+                       "psys's frames against the symbols")
+
+
+@dataclass(frozen=True)
+class Hostile:
+    pids: dict[str, int]  # kind -> pid
+    samples: list[pc.Sample]
+    console: str
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile | str]:
+    """Every kind of pbadfp at once on three harts, sampled in all mode at the highest rate
+    for two seconds."""
+    kinds = PC_ONLY + ONE_RECORD + ("shrink",)
+    try:
+        m, image = export_machine(tmp_path_factory.mktemp("hostile"), "hostile")
+        with m:
+            fresh_profile(m, MAX_HZ)
+            switch(m, "all", True)
+            pids = {k: jobs.start_background(m, f"pbadfp {k} 2 > bad.{k}") for k in kinds}
+            wait_for_files(m, {f"bad.{k}": f"pbadfp {k}: done" for k in kinds}, RUN_TIMEOUT)
+            switch(m, "all", False)
+            data = export_disk.copy_out(m, image, "/proc/profile")
+            m.assert_no_failures()
+            console = m.output
+    except AssertionError as err:
+        yield f"running the hostile programs failed: {err}"
+        return
+    yield Hostile(pids, pc.parse_profile(data.decode("ascii", "replace")), console)
+
+
+def hostile_of(run: Hostile | str) -> Hostile:
+    assert not isinstance(run, str), run
+    assert "killed pid" not in run.console, (
+        "a hostile program was killed, but none makes a bad access itself: "
+        + re.findall(r"killed pid.*", run.console)[0])
+    return run
+
+
+def spinning(run: Hostile, kind: str) -> list[pc.Sample]:
+    mine = pc.of_pid(run.samples, run.pids[kind])
+    spins = [s for s in mine if s["mode"] == "user" and pc.innermost_user(s) == "spin_with_fp"]
+    assert len(spins) >= 10, (
+        f"pbadfp {kind} spins in spin_with_fp nearly all the time, but only {len(spins)} of "
+        f"its {len(mine)} samples are there: {pc.common_chains(mine)}")
+    return spins
+
+
+@points(10)
+def test_hostile_frame_pointers_end_the_walk(hostile: Hostile | str) -> None:
+    run = hostile_of(hostile)
+    assert_no_problems(no_kernel_words(run.samples), "user frames")
+    for kind in PC_ONLY:
+        spins = spinning(run, kind)
+        long = [s for s in spins if len(pc.user_frames(s)) > 1]
+        assert len(long) <= 0.05 * len(spins), (
+            f"pbadfp {kind}: s0 leads out of the user's readable memory, so the user chain is "
+            f"the pc alone, but {len(long)} of {len(spins)} samples have more, e.g. "
+            f"{pc.describe(long[0])}. Read user words only through the page table: valid, "
+            f"user and readable, below the trapframe (UserReader, walk.h's checks)")
+
+
+@points(6)
+def test_hostile_chains_go_up_the_stack(hostile: Hostile | str) -> None:
+    run = hostile_of(hostile)
+    for kind in ONE_RECORD:
+        spins = spinning(run, kind)
+        odd = [s for s in spins if user_names(s) != ["spin_with_fp", "record_target"]]
+        assert len(odd) <= 0.05 * len(spins), (
+            f"pbadfp {kind}: the first record holds a return address in record_target, and its "
+            f"caller's frame pointer ({'the record itself' if kind == 'self' else 'lower down'}) "
+            f"must end the walk: frame pointers only rise. {len(odd)} of {len(spins)} samples "
+            f"differ, e.g. {pc.describe(odd[0]) if odd else ''}")
+    shrink = spinning(run, "shrink")
+    odd = [s for s in shrink if user_names(s) not in (["spin_with_fp"],
+                                                      ["spin_with_fp", "record_target"])]
+    assert len(odd) <= 0.05 * len(shrink), (
+        f"pbadfp shrink: a record on a heap page that comes and goes gives the pc and "
+        f"record_target, or the pc alone; {len(odd)} of {len(shrink)} samples differ, e.g. "
+        f"{pc.describe(odd[0]) if odd else ''}")
+
+
+# --- Task 3: the record --------------------------------------------------------------------
+
+
+def run_deep(m: Machine, image: Path, seconds: float, clears: int) -> tuple[dict, list, dict]:
+    """pdeep at each of DEEP at once, profiled at the highest rate for `seconds`, with
+    `clears` clears meanwhile. Returns pids by depth, the samples and /proc/profstat."""
+    fresh_profile(m, MAX_HZ)
+    pids = {d: jobs.start_background(m, f"pdeep {d} 20 > deep.{d}") for d in DEEP}
+    try:
+        for pid in pids.values():
+            switch(m, str(pid), True)
+        for _ in range(clears):
+            out = m.run("pstatus profile clear", failures=(PANIC, TRAP))
+            assert "pstatus: exit 0" in out, f"`profile clear` failed: {out!r}"
+        time.sleep(seconds)
+        for pid in pids.values():
+            switch(m, str(pid), False)
+        stat = profstat(m)
+    finally:
+        for pid in pids.values():
+            jobs.kill_and_wait_gone(m, pid)
+    samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
+    m.assert_no_failures()
+    return pids, samples, stat
+
+
+def whole_problems(pids: dict[int, int], samples: list[pc.Sample]) -> list[str]:
+    problems = pc.schema_problems(samples)
+    for depth, pid in pids.items():
+        mine = pc.of_pid(samples, pid)
+        if len(mine) < 20:
+            problems.append(f"pdeep {depth} (pid {pid}) has only {len(mine)} samples")
+        problems += chain_problems(mine, depth)
+    problems += pc.address_problems([s for s in samples if s.get("comm") == "pdeep"],
+                                    pc.user_symbols("pdeep"), pc.kernel_symbols())
+    return problems
+
+
+@points(10)
+def test_concurrent_samples_whole(tmp_path: Path) -> None:
+    m, image = export_machine(tmp_path, "concurrent")
+    with m:
+        pids, samples, stat = run_deep(m, image, 1.0 * timeout_scale(), clears=0)
+    assert_no_problems(count_problems(stat, 0), "/proc/profstat's counts")
+    assert_no_problems(whole_problems(pids, samples),
+                       f"three processes (pdeep {', '.join(map(str, DEEP))}) sampled at "
+                       f"{MAX_HZ} Hz on three harts: every sample must be one process's "
+                       f"whole chain. Does each hart claim its own slot, with one atomic "
+                       f"operation, and commit (seq) last?")
+
+
+@points(7)
+def test_clear_while_sampling(tmp_path: Path) -> None:
+    m, image = export_machine(tmp_path, "clear")
+    with m:
+        pids, samples, stat = run_deep(m, image, 0.5 * timeout_scale(), clears=8)
+    assert_no_problems(count_problems(stat, 3), "/proc/profstat's counts after clears")
+    assert_no_problems(whole_problems(pids, samples),
+                       f"samples recorded after 8 clears made while three processes were "
+                       f"sampled at {MAX_HZ} Hz: clear_samples() must wait for samples in "
+                       f"flight")
+
+
+@points(8)
+def test_full_array_keeps_the_first_samples(shared: Machine) -> None:
+    fresh_profile(shared, MAX_HZ)
+    capacity = int(profstat(shared)["capacity"])
+    first = jobs.start_background(shared, "spin 30")
+    try:
+        switch(shared, str(first), True)
+        time.sleep(0.3)
+        switch(shared, str(first), False)
+    finally:
+        jobs.kill_and_wait_gone(shared, first)
+    pids = [jobs.start_background(shared, "spin 600") for _ in range(3)]
+    try:
+        switch(shared, "all", True)
+        deadline = time.monotonic() + FILL_TIMEOUT * timeout_scale()
+        while int((stat := profstat(shared))["recorded"]) < capacity:
+            assert time.monotonic() < deadline, (
+                f"the sample array ({capacity}) did not fill in {FILL_TIMEOUT} s of "
+                f"sampling three processes at {MAX_HZ} Hz: {stat}")
+            time.sleep(0.5)
+        # Then more samples than fit: a second or two, unless the counter never moves.
+        overflow = time.monotonic() + 5 * timeout_scale()
+        while int(profstat(shared)["dropped"]) == 0 and time.monotonic() < overflow:
+            time.sleep(0.3)
+        switch(shared, "all", False)
+    finally:
+        for pid in pids:
+            jobs.kill_and_wait_gone(shared, pid)
+    stat = profstat(shared)
+    assert int(stat["recorded"]) == capacity and int(stat["dropped"]) > 0, (
+        f"with the array full, new samples are dropped and counted: /proc/profstat says "
+        f"`recorded: {stat['recorded']}`, `dropped: {stat['dropped']}` (capacity {capacity})")
+    assert_no_problems(count_problems(stat, 0), "/proc/profstat's counts")
+    out = shared.run("labread /proc/profile 512 2048 print", timeout=120)
+    match = re.search(r"\{\"pid\":(\d+),", out)
+    assert match and int(match.group(1)) == first, (
+        f"the first sample of a full profile should still be the first one taken, of pid "
+        f"{first}, but it is {match.group(0) if match else out[:200]!r}: a full array must "
+        f"drop new samples, never write over old ones")
+
+
+# --- Task 4: the cost ----------------------------------------------------------------------
+
+
+def cost_figure(run: Cost) -> str:
+    return (f"record() took {run.cost} instructions a sample for an {COST_FRAMES}-frame user "
+            f"stack ({run.samples} samples under -icount, {run.frames:.1f} frames each); "
+            f"the budget is {COST_BUDGET}")
+
+
+def whole_cost_run(cost_run: Cost | str) -> Cost:
+    run = cost_of(cost_run)
+    print(cost_figure(run))
+    assert run.samples >= 20, f"too few samples to count the cost: {run.samples}"
+    assert abs(run.frames - COST_FRAMES) < 0.05, (
+        f"the cost counts only for whole samples: bsys's samples should hold {COST_FRAMES} "
+        f"user frames each, they hold {run.frames:.2f} on average")
+    return run
+
+
+@points(8)
+def test_cost_within_twice_the_budget(cost_run: Cost | str) -> None:
+    run = whole_cost_run(cost_run)
+    assert run.cost <= 2 * COST_BUDGET, (
+        f"{cost_figure(run)}: more than twice that. What does each frame cost? Translate a "
+        f"page once, not once a word (see the README's hints on UserReader)")
+
+
+@points(7)
+def test_cost_within_the_budget(cost_run: Cost | str) -> None:
+    run = whole_cost_run(cost_run)
+    assert run.cost <= COST_BUDGET, f"{cost_figure(run)}: over it"
