@@ -193,29 +193,32 @@ class Frozen:
     periods: int  # sampling periods that passed while QEMU was stopped
 
 
-FREEZES, FREEZE_S, FREEZE_RATE = 3, 0.3, 200
+# QEMU is stopped FREEZES times for FREEZE_S, each shorter than a time slice (10 ms), so the
+# profiled process usually keeps its hart across the late tick (a time slice that ran out
+# sends the hart through the scheduler instead, where the skipped periods find no process).
+FREEZES, FREEZE_S, FREEZE_GAP_S, FREEZE_RATE = 30, 0.003, 0.02, 2000
 
 
 @pytest.fixture(scope="module")
-def frozen() -> Iterator[Frozen | str]:
-    """spin profiled at 200 Hz on one hart while QEMU is stopped three times for 0.3 s: each
-    time the guest's clock jumps by 60 periods while no instruction runs."""
+def frozen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Frozen | str]:
+    """spin profiled at 2000 Hz on one hart while QEMU is stopped 30 times for 3 ms: each
+    time the guest's clock jumps by six periods while no instruction runs."""
     try:
-        with Machine(1, name="test_lab_sample.frozen") as m:
-            m.boot()
+        m, image = export_machine(tmp_path_factory.mktemp("frozen"), "frozen", cpus=1)
+        with m:
             fresh_profile(m, FREEZE_RATE)
             pid = jobs.start_background(m, "spin 30")
             try:
                 switch(m, str(pid), True)
-                time.sleep(0.3)
+                time.sleep(0.1)
                 for _ in range(FREEZES):
                     m.freeze(FREEZE_S)
-                    time.sleep(0.3)
+                    time.sleep(FREEZE_GAP_S)
                 switch(m, str(pid), False)
                 stat = profstat(m)
             finally:
                 jobs.kill_and_wait_gone(m, pid)
-            samples = pc.parse_profile(m.run("cat /proc/profile", timeout=120))
+            samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
             m.assert_no_failures()
     except AssertionError as err:
         yield f"profiling spin across a stopped QEMU failed: {err}"
@@ -225,10 +228,22 @@ def frozen() -> Iterator[Frozen | str]:
 
 def frozen_of(run: Frozen | str) -> Frozen:
     assert not isinstance(run, str), run
-    assert len(run.samples) >= 20, (
-        f"spin was profiled at {run.rate} Hz for over a second, but only {len(run.samples)} "
-        f"samples came back")
+    assert len(run.samples) >= 100, (
+        f"spin was profiled at {run.rate} Hz for over half a second, but only "
+        f"{len(run.samples)} samples came back")
     return run
+
+
+def bursts(steps: list[int], short: float) -> int:
+    """Runs of two or more consecutive steps shorter than `short`."""
+    runs, length = 0, 0
+    for step in steps + [int(short) + 1]:
+        if step < short:
+            length += 1
+            continue
+        runs += length >= 2
+        length = 0
+    return runs
 
 
 @points(9)
@@ -236,13 +251,15 @@ def test_late_ticks_not_sampled_in_a_burst(frozen: Frozen | str) -> None:
     run = frozen_of(frozen)
     period_us = 1e6 / run.rate
     steps = pc.same_hart_steps(pc.of_pid(run.samples, run.pid))
-    burst = [s for s in steps if s < period_us / 50]
-    assert len(burst) <= 10, (
-        f"{len(burst)} samples of spin came less than {period_us / 50:.0f} us after the one "
-        f"before on the same hart, at {run.rate} Hz (a period is {period_us:.0f} us): after "
-        f"the timer came late (QEMU was stopped for {FREEZE_S} s, {FREEZES} times), the "
-        f"skipped periods were sampled in a burst. tick() must move the deadline past `now`, "
-        f"not one period at a time")
+    found = bursts(steps, period_us / 5)
+    # A tick late by nearly a period gives one short step, on a busy host; two in a row
+    # do not happen by chance.
+    assert found <= 2, (
+        f"{found} times, three or more samples of spin came less than {period_us / 5:.0f} us "
+        f"apart on one hart at {run.rate} Hz (a period is {period_us:.0f} us): after a late "
+        f"timer interrupt (QEMU was stopped for {FREEZE_S * 1000:.0f} ms, {FREEZES} times), "
+        f"the skipped periods were sampled in a burst. tick() must move the deadline past "
+        f"`now`, not one period at a time")
 
 
 @points(8)
@@ -250,12 +267,10 @@ def test_late_ticks_counted_as_missed(frozen: Frozen | str) -> None:
     run = frozen_of(frozen)
     missed = int(run.stat.get("missed", "0"))
     assert missed >= run.periods // 2, (
-        f"QEMU was stopped {FREEZES} times for {FREEZE_S} s while spin ran profiled at "
-        f"{run.rate} Hz: about {run.periods} sampling periods passed unseen, but /proc/profstat "
-        f"says `missed: {missed}`. tick() must add the periods it skips to `missed`")
-    assert missed <= 3 * run.periods, (
-        f"`missed: {missed}` is more than the {run.periods} periods that could have been missed "
-        f"(count (now - deadline) / period + 1 once, when the late tick comes)")
+        f"QEMU was stopped {FREEZES} times for {FREEZE_S * 1000:.0f} ms while spin ran "
+        f"profiled at {run.rate} Hz: about {run.periods} sampling periods passed unseen, but "
+        f"/proc/profstat says `missed: {missed}`. tick() must add the periods it skips to "
+        f"`missed`")
 
 
 # --- Task 2: the walks ---------------------------------------------------------------------
