@@ -1,4 +1,5 @@
-"""Proof that the profile lab's grade tests tell a right solution from wrong ones.
+"""Proof that the profile lab's grade tests tell a right solution from wrong ones
+(the checks are tern/discrimination.py's).
 
 labs/profile/test_lab_profile.py gives our tree 100 points. That proves nothing about a student's
 tree unless the same tests also fail the trees that are not right. Two kinds are checked:
@@ -33,78 +34,32 @@ mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads the
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from tern.discrimination import (SUMMARY_DIR, apply_patch, build, copy_tree, expected_catcher,
-                                 make_starter, pytest_in, record)
-from tern.machine import REPO
+from tern import discrimination as d
 
 pytestmark = pytest.mark.slow
 
 LAB_TESTS = "labs/profile/test_lab_profile.py"
-MUTANTS = sorted((Path(__file__).resolve().parent / "mutants").glob("*.patch"))
-# Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
-STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
-
-
-# --- The starter ------------------------------------------------------------------------------
+MUTANTS = d.mutants(Path(__file__).resolve().parent)
 
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    dest = make_starter("profile", tmp_path_factory.mktemp("lab") / "starter")
-    yield dest
-    shutil.rmtree(dest, ignore_errors=True)
+    yield from d.starter_tree("profile", tmp_path_factory)
 
 
 def test_starter_passes_ordinary_tests(starter: Path, record_property) -> None:
-    outcomes = pytest_in(starter, STARTER_SMOKE)
-    assert outcomes.results, f"no tests ran in the starter:\n{outcomes.output[-3000:]}"
-    assert not outcomes.failed(), (
-        f"the starter fails ordinary tests {outcomes.failed()}:\n{outcomes.table()}\n"
-        f"{outcomes.output[-3000:]}")
-    record(record_property, "starter-ordinary",
-           f"starter: {len(outcomes.results)} ordinary tests pass")
+    d.check_starter_passes(starter, d.STARTER_SMOKE, "starter-ordinary", record_property)
 
 
 def test_starter_fails_every_lab_test(starter: Path, record_property) -> None:
-    ours = (REPO / LAB_TESTS).read_bytes()
-    assert (starter / LAB_TESTS).read_bytes() == ours, "the starter's lab tests differ from ours"
-    outcomes = pytest_in(starter, [LAB_TESTS])
-    assert outcomes.results, f"no lab tests ran in the starter:\n{outcomes.output[-3000:]}"
-    passed = [name for name, result in outcomes.results.items() if result == "passed"]
-    assert not passed, (
-        f"lab tests that the starter passes, so they prove nothing: {passed}\n{outcomes.table()}")
-    record(record_property, "starter-lab", f"starter: all {len(outcomes.results)} lab tests fail")
-
-
-# --- Mutants ----------------------------------------------------------------------------------
+    d.check_starter_fails(starter, LAB_TESTS, "starter-lab", record_property)
 
 
 @pytest.mark.parametrize("patch", MUTANTS, ids=[p.stem for p in MUTANTS])
 def test_mutant_loses_points(patch: Path, tmp_path: Path, record_property) -> None:
-    expected = expected_catcher(patch)
-    assert expected is not None, f"{patch.name} names no test on a `Caught by: test_...` line"
-    label = f"mutant {patch.stem} (caught by {expected})"
-    record_property("tally", label)  # counted as caught if this test passes
-    tree = copy_tree(tmp_path / "tree")
-    apply_patch(patch, tree)
-    build(tree)
-    outcomes = pytest_in(tree, [f"{LAB_TESTS}::{expected}"])
-    shutil.rmtree(tree, ignore_errors=True)
-    result = outcomes.results.get(expected)
-    reason = outcomes.reasons.get(expected, "")
-    assert result is not None, (
-        f"{expected} did not run on mutant {patch.stem} (is it a test of {LAB_TESTS}?):\n"
-        f"{outcomes.output[-3000:]}")
-    assert result != "passed", (
-        f"mutant {patch.stem} loses no points: {expected}, named to catch it, passes it")
-    assert result == "failed", (
-        f"{expected} did not reach a verdict on mutant {patch.stem} ({result}), which proves "
-        f"nothing about the mutant: {reason}\n{outcomes.output[-3000:]}")
-    SUMMARY_DIR.mkdir(parents=True, exist_ok=True)
-    (SUMMARY_DIR / f"mutant-{patch.stem}.txt").write_text(f"{label}: {reason[:500]}\n")
+    d.check_mutant(patch, LAB_TESTS, tmp_path, record_property)

@@ -19,10 +19,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
+
+import pytest
 
 from tern.machine import LOG_DIR, REPO
 
+# Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
+STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
 # The directories of build/ that copy_tree copies: the objects of `make all`. The others
 # (logs, other builds, benchmarks) are not needed to build.
 BUILD_KEEP = {"kern", "user", "labs"}
@@ -145,6 +149,11 @@ def apply_patch(patch: Path, tree: Path) -> None:
         f"fresh patch:\n{applied.stdout}{applied.stderr}")
 
 
+def mutants(folder: Path) -> list[Path]:
+    """The mutants of the lab whose folder is `folder`, in order."""
+    return sorted((folder / "mutants").glob("*.patch"))
+
+
 def header(patch: Path, key: str) -> str | None:
     """The value of a `Key: value` line of a mutant's header (the text before its diff)."""
     head = patch.read_text().split("\ndiff --git ", 1)[0]
@@ -172,3 +181,62 @@ def grade_in(tree: Path, lab: str, timeout: float = 1200) -> Grade:
     data = json.loads(path.read_text())
     return Grade(data["score"], {t["name"]: t for t in data["tests"]},
                  result.stdout + result.stderr)
+
+
+# --- The checks, as each lab's test_lab_discrimination.py calls them ------------------------
+
+
+def starter_tree(lab: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The body of a module fixture: lab's starter, written and built in a temporary folder."""
+    dest = make_starter(lab, tmp_path_factory.mktemp("lab") / "starter")
+    yield dest
+    shutil.rmtree(dest, ignore_errors=True)
+
+
+def check_starter_passes(starter: Path, tests: Sequence[str], case: str,
+                         record_property) -> None:
+    """The starter passes the ordinary `tests`."""
+    outcomes = pytest_in(starter, tests)
+    assert outcomes.results, f"no tests ran in the starter:\n{outcomes.output[-3000:]}"
+    assert not outcomes.failed(), (
+        f"the starter fails ordinary tests {outcomes.failed()}:\n{outcomes.table()}\n"
+        f"{outcomes.output[-3000:]}")
+    record(record_property, case, f"starter: {len(outcomes.results)} ordinary tests pass")
+
+
+def check_starter_fails(starter: Path, lab_tests: str, case: str, record_property) -> None:
+    """The starter fails every test of `lab_tests`, which it holds unchanged."""
+    ours = (REPO / lab_tests).read_bytes()
+    assert (starter / lab_tests).read_bytes() == ours, "the starter's lab tests differ from ours"
+    outcomes = pytest_in(starter, [lab_tests])
+    assert outcomes.results, f"no lab tests ran in the starter:\n{outcomes.output[-3000:]}"
+    passed = [name for name, result in outcomes.results.items() if result == "passed"]
+    assert not passed, (
+        f"lab tests that the starter passes, so they prove nothing: {passed}\n{outcomes.table()}")
+    record(record_property, case, f"starter: all {len(outcomes.results)} lab tests fail")
+
+
+def check_mutant(patch: Path, lab_tests: str, tmp_path: Path, record_property,
+                 case_prefix: str = "") -> None:
+    """The test that `patch` names fails on one of its own assertions in a tree with it."""
+    expected = expected_catcher(patch)
+    assert expected is not None, f"{patch.name} names no test on a `Caught by: test_...` line"
+    label = f"mutant {patch.stem} (caught by {expected})"
+    record_property("tally", label)  # counted as caught if this test passes
+    tree = copy_tree(tmp_path / "tree")
+    apply_patch(patch, tree)
+    build(tree)
+    outcomes = pytest_in(tree, [f"{lab_tests}::{expected}"])
+    shutil.rmtree(tree, ignore_errors=True)
+    result = outcomes.results.get(expected)
+    reason = outcomes.reasons.get(expected, "")
+    assert result is not None, (
+        f"{expected} did not run on mutant {patch.stem} (is it a test of {lab_tests}?):\n"
+        f"{outcomes.output[-3000:]}")
+    assert result != "passed", (
+        f"mutant {patch.stem} loses no points: {expected}, named to catch it, passes it")
+    assert result == "failed", (
+        f"{expected} did not reach a verdict on mutant {patch.stem} ({result}), which proves "
+        f"nothing about the mutant: {reason}\n{outcomes.output[-3000:]}")
+    SUMMARY_DIR.mkdir(parents=True, exist_ok=True)
+    (SUMMARY_DIR / f"{case_prefix}mutant-{patch.stem}.txt").write_text(f"{label}: {reason[:500]}\n")
