@@ -155,20 +155,21 @@ def test_excluded_files_absent(starter: Path) -> None:
         assert (starter / needed).is_file(), f"the starter lacks {needed}"
 
 
-def with_other_labs_solved(path: Path) -> bytes:
-    """Our file as the profile lab's starter must hold it outside the lab's regions: the
-    regions of other labs (speed, say) keep their solution and lose only their marker and
-    STARTER lines."""
+def without_markers(path: Path) -> bytes:
+    """Our file as a starter of any other lab has it: every lab's solution kept, the marker
+    and STARTER lines gone."""
     data = path.read_bytes()
-    if b"LAB " not in data:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
         return data
-    return mk.transform(data.decode(), "profile", str(path)).text.encode()
+    return mk.transform(text, "", str(path)).text.encode("utf-8") if "LAB " in text else data
 
 
 def test_other_files_unchanged(starter: Path) -> None:
     changed = [str(p.relative_to(starter)) for p in starter_files(starter)
                if str(p.relative_to(starter)) not in LAB_FILES
-               and p.read_bytes() != with_other_labs_solved(ROOT / p.relative_to(starter))]
+               and p.read_bytes() != without_markers(ROOT / p.relative_to(starter))]
     assert not changed, f"files outside the lab's regions differ from ours: {changed}"
     differs = [f for f in LAB_FILES if (starter / f).read_bytes() == (ROOT / f).read_bytes()]
     assert not differs, f"the lab's files should have their regions replaced: {differs}"
@@ -193,6 +194,31 @@ def test_starter_code_compiles(starter: Path) -> None:
 
 
 # --- The command -------------------------------------------------------------------------------
+
+
+# Code and answers only the sample lab's solution holds (kern/profile/sampler.cc, walk.h,
+# kern/trap/timer.cc, labs/sample/answers.txt): none may appear in its starter.
+SAMPLE_SOLUTION_ONLY = ["__atomic_fetch_add(&cursor", "looks_like_fp(w8, fp, b)", "find_leaf",
+                        "PTE_V | riscv::PTE_U | riscv::PTE_R", "kernel_stack_bounds(reinterpret",
+                        "(now - c->next_sample) / period", "next_sample < when",
+                        "while (inside[h])", "(641 - 98) / 31", "All 101 of the 166"]
+
+
+def test_sample_starter_has_no_solution(tmp_path: Path) -> None:
+    dest = tmp_path / "sample"
+    result = subprocess.run([sys.executable, str(TOOL), "--lab", "sample", "--dest", str(dest),
+                             "--no-git"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    files = ["kern/profile/sampler.cc", "kern/profile/walk.h", "kern/trap/timer.cc",
+             "labs/sample/answers.txt"]
+    ours = "".join((ROOT / f).read_text() for f in files)
+    assert all(name in ours for name in SAMPLE_SOLUTION_ONLY), "update SAMPLE_SOLUTION_ONLY"
+    found = [f"{p.relative_to(dest)}: {name!r}" for p in starter_files(dest)
+             for name in SAMPLE_SOLUTION_ONLY if name in p.read_text(errors="replace")]
+    assert not found, "the sample lab's solution in its starter:\n" + "\n".join(found)
+    assert not (dest / "labs/sample/mutants").exists()
+    # The profile lab keeps its solution in the sample lab's starter.
+    assert "find_live" in (dest / "kern/profile/sysprofile.cc").read_text()
 
 
 def test_git_repository_with_one_commit(tmp_path: Path) -> None:
