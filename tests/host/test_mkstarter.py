@@ -217,8 +217,17 @@ def test_sample_starter_has_no_solution(tmp_path: Path) -> None:
              for name in SAMPLE_SOLUTION_ONLY if name in p.read_text(errors="replace")]
     assert not found, "the sample lab's solution in its starter:\n" + "\n".join(found)
     assert not (dest / "labs/sample/mutants").exists()
-    # The profile lab keeps its solution in the sample lab's starter.
+    # The profile lab keeps its solution code in the sample lab's starter, but not its
+    # answers: a lab's own folder never carries its solution into any starter.
     assert "find_live" in (dest / "kern/profile/sysprofile.cc").read_text()
+    answers = (dest / "labs/profile/answers.txt").read_text()
+    assert "9,282,000 words" not in answers and answers.count("(write your answer here)") == 3
+
+
+def test_profile_starter_has_no_sample_answers(starter: Path) -> None:
+    answers = (starter / "labs/sample/answers.txt").read_text()
+    assert "All 101 of the 166" not in answers
+    assert answers.count("(write your answer here)") == 4
 
 
 def test_git_repository_with_one_commit(tmp_path: Path) -> None:
