@@ -18,7 +18,9 @@ leader taken off: the least code that compiles and fails safely. `//` and `#` bo
 the leader, so C++, Python, Makefiles and plain text files can have regions. A STARTER
 line that is itself a comment is written with the leader twice (`// // ...`).
 
-Regions of other labs keep their solution; only their marker and STARTER lines go.
+Regions of other labs keep their solution; only their marker and STARTER lines go. The
+exception is a lab's own folder (labs/NAME/): its regions (the reference answers) become
+their STARTER in every starter, so no lab's starter carries another lab's answers.
 
 The starter is every file of the tree that git knows or would add (`git ls-files` with
 untracked files, .gitignore applied: no build outputs), minus the files that only make
@@ -92,8 +94,17 @@ def uncomment(line: str, leader: str, where: str) -> str:
     return match.group(1) + match.group(2)
 
 
+def folder_lab(path: str) -> str | None:
+    """The lab whose folder holds `path` (labs/NAME/...), if any."""
+    parts = path.split("/")
+    return parts[1] if len(parts) > 2 and parts[0] == labs.LABS else None
+
+
 def transform(text: str, lab: str, path: str = "<text>") -> Result:
-    """The starter version of one file's text, for `lab`."""
+    """The starter version of one file's text, for `lab`. Regions of `lab`, and those of the
+    lab whose folder holds `path`, become their STARTER lines; the others keep their
+    solution. Only `lab`'s regions are counted."""
+    own = folder_lab(path)
     out: list[str] = []
     regions: dict[str, int] = {}
     current: Region | None = None
@@ -131,12 +142,13 @@ def transform(text: str, lab: str, path: str = "<text>") -> Result:
             current.starter = []
             continue
         # END
-        if current.lab == lab:
+        if current.lab in (lab, own):
             if current.desc:
                 out.append(f"{current.indent}{current.leader} TODO(lab {current.lab}/"
                            f"{current.part}): {current.desc}")
             out.extend(current.starter or [])
-            regions[current.part] = regions.get(current.part, 0) + 1
+            if current.lab == lab:
+                regions[current.part] = regions.get(current.part, 0) + 1
         else:
             out.extend(current.solution)
         current = None
