@@ -30,7 +30,7 @@ import pytest
 
 from tern.bench import speed
 from tern.discrimination import (SUMMARY_DIR, apply_patch, copy_tree, grade_in, header,
-                                 make_starter, record, run)
+                                 record, run, starter_tree)
 from tern.machine import REPO
 
 pytestmark = pytest.mark.slow
@@ -43,9 +43,7 @@ SHORT = "needs"
 
 @pytest.fixture(scope="module")
 def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    dest = make_starter("speed", tmp_path_factory.mktemp("lab") / "starter")
-    yield dest
-    shutil.rmtree(dest, ignore_errors=True)
+    yield from starter_tree("speed", tmp_path_factory)
 
 
 def test_starter_scores_zero(starter: Path, record_property) -> None:
