@@ -280,7 +280,27 @@ def test_lab_description_of_the_profile_lab() -> None:
 def test_lab_description_errors(tmp_path: Path, text: str, message: str) -> None:
     (tmp_path / "labs" / "x").mkdir(parents=True)
     (tmp_path / "labs" / "x" / "lab.toml").write_text(text)
+    (tmp_path / "labs" / "x" / "__init__.py").write_text("")
     with pytest.raises(labs.LabError, match=message):
         labs.load("x", tmp_path)
     with pytest.raises(labs.LabError, match="no lab 'y'"):
         labs.load("y", tmp_path)
+
+
+def test_lab_folder_must_be_a_package(tmp_path: Path) -> None:
+    """Without its __init__.py, two labs' test_lab_discrimination.py could not both be
+    collected: the lab is refused, with the reason."""
+    (tmp_path / "labs" / "x").mkdir(parents=True)
+    (tmp_path / "labs" / "x" / "lab.toml").write_text("withheld = []\n")
+    with pytest.raises(labs.LabError, match="no __init__.py"):
+        labs.load("x", tmp_path)
+
+
+def test_every_lab_is_collected_with_the_others() -> None:
+    """pytest collects every lab's tests in one run, same-named files included."""
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                        "-p", "no:cacheprovider", "labs"], cwd=ROOT, text=True,
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    for name in labs.names():
+        assert f"labs/{name}/test_lab_discrimination.py::" in r.stdout, name

@@ -8,7 +8,9 @@ lab.toml names the files of the folder that need a rule:
     withheld = ["mutants", "test_lab_discrimination.py"]   # not in the student's starter
     student = ["answers.txt"]                              # a submission's copy is graded
 
-Everything else in the folder goes to the student and, in a Gradescope submission, always
+The folder is a Python package (an `__init__.py`, as labs/ itself has), so that two labs may
+each have a test file of the same name (test_lab_discrimination.py) and pytest still
+collects both. Everything else in the folder goes to the student and, in a Gradescope submission, always
 comes from the starter (so a student cannot edit the tests). tools/mkstarter and the
 Gradescope bundle (tern/grade/autograder.py) read this; the grader finds a lab's tests by
 its folder alone.
@@ -51,6 +53,10 @@ def load(name: str, root: Path = REPO) -> Lab:
         known = ", ".join(names(root)) or "none"
         raise LabError(f"no lab {name!r}: {path.relative_to(root)} does not exist "
                        f"(labs: {known})")
+    if not (folder / "__init__.py").is_file():
+        raise LabError(f"{folder.relative_to(root)}/ has no __init__.py: each lab's folder is a "
+                       "package, so that pytest tells its tests from another lab's of the "
+                       "same name")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as error:

@@ -1,0 +1,1 @@
+"""The profile lab: see README.md here."""

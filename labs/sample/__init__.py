@@ -1,0 +1,1 @@
+"""The sample lab: see README.md here."""

@@ -1,0 +1,1 @@
+"""The speed lab: see README.md here."""
