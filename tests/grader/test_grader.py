@@ -581,6 +581,8 @@ def run_autograder(root: Path, timeout: float) -> dict:
 FAKE_LAB = {
     "Makefile": "all:\n\t@test -f labs/profile/answer.txt\n",
     "labs/profile/lab.toml": 'withheld = []\nstudent = ["answer.txt"]\n',
+    "labs/__init__.py": "",
+    "labs/profile/__init__.py": "",
     "labs/profile/answer.txt": "0\n",
     "labs/profile/test_answer.py": """
         from pathlib import Path
