@@ -166,6 +166,7 @@ bool ProfileParser::frames(Sample &s) {
 
 bool ProfileParser::sample(Sample &s) {
   s.pid = -1;
+  s.comm[0] = '\0';
   s.nframes = 0;
   return object([&](const char *key) {
     if (strcmp(key, "pid") == 0) {
@@ -174,6 +175,7 @@ bool ProfileParser::sample(Sample &s) {
       s.pid = static_cast<int>(pid);
       return true;
     }
+    if (strcmp(key, "comm") == 0) return string(s.comm, COMM_MAX);
     if (strcmp(key, "samples") == 0) return frames(s);
     return skip_value();
   });

@@ -16,6 +16,7 @@ namespace prof {
 
 constexpr int NAME_MAX = 96;    // longer names are cut (the kernel cuts at 95 as well)
 constexpr int MAX_FRAMES = 64;  // more than the kernel records per sample (32)
+constexpr int COMM_MAX = 16;    // a program's name, as the kernel keeps it (Proc::name)
 
 struct Frame {
   char name[NAME_MAX];
@@ -25,6 +26,7 @@ struct Frame {
 // One sample, as much of it as the report needs. The parser sets every field it uses.
 struct Sample {
   int pid;
+  char comm[COMM_MAX];
   int nframes;
   Frame frames[MAX_FRAMES];
 };

@@ -6,6 +6,8 @@
 //   profile clear            forget every sample recorded so far
 //   profile status           the profiler's state (/proc/profstat)
 //   profile top [N]          the N functions with the most samples (10 if N is left out)
+//   profile tree [-t PCT] [PID]  the call tree of the samples (of PID alone if given),
+//                            callers above callees, leaving out calls under PCT% (1%)
 //   profile run CMD [ARG...] profile CMD from its first instruction to its exit, then
 //                            print `profile top` for that process alone
 //
@@ -19,9 +21,9 @@
 //     {"address":1234,"symbol":"hot","kernel":false}, ...]}
 //
 // `profile top` turns that into a table of self and inclusive counts per function
-// (tally.h), reading the JSON a chunk at a time (stream.h, json.h) so that a profile of
-// any size fits; `profile run` (run.cc) profiles one command from its start. profile.h
-// lists the files.
+// (tally.h), `profile tree` into the call tree of the samples (tree.h), both reading the JSON a
+// chunk at a time (stream.h, json.h) so that a profile of any size fits; `profile run` (run.cc)
+// profiles one command from its start. profile.h lists the files.
 #include "abi/profile.h"
 #include "lib/user.h"
 #include "profile.h"
@@ -42,6 +44,7 @@ constexpr const char *USAGE =
     "       profile clear\n"
     "       profile status\n"
     "       profile top [N]\n"
+    "       profile tree [-t PCT] [PID]  (calls under PCT%, 1 if left out, are summed)\n"
     "       profile run CMD [ARG...]\n";
 
 constexpr const char *STAT_PATH = "/proc/profstat";
@@ -61,6 +64,38 @@ bool parse_number(const char *s, int *out) {
   }
   *out = n;
   return digits > 0;
+}
+
+// A percentage from 0 to 100 with at most one decimal, such as "1", "0.5" or "12.5", in
+// tenths of a percent.
+bool parse_tenths(const char *s, int *out) {
+  int whole;
+  char digits[4] = {};
+  const char *dot = strchr(s, '.');
+  if (dot == nullptr) {
+    if (!parse_number(s, &whole)) return false;
+    *out = whole * 10;
+  } else {
+    if (dot - s > 3 || strlen(dot + 1) != 1 || dot[1] < '0' || dot[1] > '9') return false;
+    memmove(digits, s, dot - s);
+    if (!parse_number(digits, &whole)) return false;
+    *out = whole * 10 + (dot[1] - '0');
+  }
+  return *out <= 1000;
+}
+
+// profile tree [-t PCT] [PID]
+int tree_command(int argc, char **argv) {
+  int pid = ANY_PID, min_tenths = 10;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "-t") == 0) {
+      if (i + 1 == argc || !parse_tenths(argv[i + 1], &min_tenths)) usage();
+      i++;
+    } else if (pid != ANY_PID || !parse_number(argv[i], &pid)) {
+      usage();
+    }
+  }
+  return tree(pid, min_tenths);
 }
 
 // profile status: /proc/profstat as it is.
@@ -133,6 +168,7 @@ int main(int argc, char **argv) {
     if (argc > 3 || (argc == 3 && (!parse_number(argv[2], &n) || n == 0))) usage();
     return top(n, ANY_PID);
   }
+  if (strcmp(verb, "tree") == 0) return tree_command(argc, argv);
   if (strcmp(verb, "status") == 0 || strcmp(verb, "clear") == 0) {
     if (argc != 2) usage();
     if (verb[0] == 's') return show_status();

@@ -1,9 +1,9 @@
-// profile: what the command's files share: failing, and the two commands that report.
+// profile: what the command's files share: failing, and the commands that report.
 //
 // The files of this program, one concept each: main.cc (the command line and the commands
 // that only talk to the kernel), stream.cc (reading a file a chunk at a time), json.cc (the
-// JSON of /proc/profile), tally.cc (the per-function counts), top.cc (`profile top`) and
-// run.cc (`profile run`).
+// JSON of /proc/profile), tally.cc (the per-function counts), top.cc (`profile top`), tree.cc
+// (`profile tree`) and run.cc (`profile run`).
 #pragma once
 
 namespace prof {
@@ -15,6 +15,10 @@ constexpr int ANY_PID = -1;  // the report's filter: every process
 
 // profile top: the report over the samples of `pid`, or of everyone for ANY_PID.
 int top(int n, int pid);
+
+// profile tree: the call tree of the samples of `pid` (or of everyone for ANY_PID), leaving
+// out calls under min_tenths tenths of a percent.
+int tree(int pid, int min_tenths);
 
 // profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.
 int run(char **argv);

@@ -87,4 +87,25 @@ FunctionCount *Tally::find(const Frame &f) {
   }
 }
 
+void Processes::note(const Sample &s) {
+  if (m_last < 0 || m_entries[m_last].pid != s.pid) {
+    m_last = -1;
+    for (int i = 0; i < m_count; i++)
+      if (m_entries[i].pid == s.pid) m_last = i;
+    if (m_last < 0) {
+      if (m_count == MAX) return;
+      m_last = m_count++;
+      m_entries[m_last].pid = s.pid;
+      m_entries[m_last].comm[0] = '\0';
+    }
+  }
+  if (s.comm[0] != '\0') strcpy(m_entries[m_last].comm, s.comm);
+}
+
+const char *Processes::comm(int pid) const {
+  for (int i = 0; i < m_count; i++)
+    if (m_entries[i].pid == pid) return m_entries[i].comm[0] != '\0' ? m_entries[i].comm : "?";
+  return "?";
+}
+
 }  // namespace prof

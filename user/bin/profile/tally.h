@@ -30,6 +30,9 @@ class Tally {
   bool init();
   void add(const Sample &s);
   int samples() const { return m_samples; }
+  // The function a frame names, counted nowhere: the tree (tree.h) uses the table to give
+  // each name one address.
+  const FunctionCount *function(const Frame &f) { return find(f); }
   // Prints the n functions with the most self samples (ties: more inclusive samples first).
   void print_top(int n);
 
@@ -46,6 +49,24 @@ class Tally {
   FunctionCount m_overflow;
   int m_used = 0;
   int m_samples = 0;
+};
+
+// The programs' names by pid, each as the last sample of that pid gave it (a process that
+// execs changes its name). Processes beyond the table's size are named "?".
+class Processes {
+ public:
+  void note(const Sample &s);
+  const char *comm(int pid) const;
+
+ private:
+  static constexpr int MAX = 128;
+  struct Entry {
+    int pid;
+    char comm[COMM_MAX];
+  };
+  Entry m_entries[MAX] = {};
+  int m_count = 0;
+  int m_last = -1;  // the entry found last: samples of one process come in runs
 };
 
 }  // namespace prof
