@@ -7,6 +7,9 @@
   sums the children left out under the threshold; the root is 100%. Thresholds are drawn
   from a seeded generator (the seed is printed: PROFILE_CONSOLE_SEED replays it).
 * On spin (main -> outer -> middle -> hot) the tree holds that chain, hot with most samples.
+* `profile top`: a row per process and function, with the process's pid and name, counts
+  equal to the host's; `-p PID` keeps one process's rows; the rows beyond N are counted in a
+  `(K more rows left out)` line. N is drawn from the same seeded generator.
 
 One machine at CPUS=3 serves the whole file; each test starts from `profile clear`.
 """
@@ -70,7 +73,7 @@ def profile_run(m: Machine, cmd: str, rate: int = 100) -> tuple[int, str]:
 
 
 def console_name(frame: pc.Frame) -> str:
-    name = frame["symbol"]
+    name = frame["symbol"] or "??"
     if len(name.encode()) > NAME_CUT:
         name = name.encode()[:NAME_CUT - 3].decode(errors="replace") + "..."
     return ("[k] " if frame["kernel"] else "") + name
@@ -216,3 +219,83 @@ def test_tree_of_everyone_has_a_node_per_process(m: Machine) -> None:
         counts = path_counts(pc.of_pid(samples, pid), name)
         problems += tree_problems(node, counts, len(samples), 0.0)
     assert not problems, "\n  ".join(problems[:15]) + f"\n{out}"
+
+
+# --- profile top ----------------------------------------------------------------------------
+
+
+def top_model(samples: list[pc.Sample]) -> dict[tuple[int, str], tuple[int, int]]:
+    """(pid, function as the console names it) -> (self, inclusive) samples."""
+    self_count: Counter[tuple[int, str]] = Counter()
+    incl: Counter[tuple[int, str]] = Counter()
+    for s in samples:
+        if not s["samples"]:
+            continue
+        names = [console_name(f) for f in s["samples"]]
+        self_count[(s["pid"], names[0])] += 1
+        for name in set(names):
+            incl[(s["pid"], name)] += 1
+    return {key: (self_count[key], n) for key, n in incl.items()}
+
+
+def top_problems(top: pc.Top, model: dict[tuple[int, str], tuple[int, int]],
+                 comm: dict[int, str], n: int) -> list[str]:
+    problems = []
+    shown = {}
+    for r in top.rows:
+        key = (r.pid, ("[k] " if r.kernel else "") + r.name)
+        shown[key] = (r.self_count, r.incl_count)
+        if model.get(key) != (r.self_count, r.incl_count):
+            problems.append(f"row {key}: self {r.self_count}, incl {r.incl_count}; "
+                            f"/proc/profile gives {model.get(key)}")
+        if r.pid is not None and r.comm != comm[r.pid]:
+            problems.append(f"row {key}: process {r.comm!r}, the samples say {comm[r.pid]!r}")
+    if len(top.rows) != min(n, len(model)):
+        problems.append(f"{len(top.rows)} rows for N={n} and {len(model)} (pid, function)s")
+    if top.left_out != len(model) - len(top.rows):
+        problems.append(f"says {top.left_out} rows left out, {len(model) - len(top.rows)} were")
+    order = [(r.self_count, r.incl_count) for r in top.rows]
+    if order != sorted(order, reverse=True):
+        problems.append(f"rows not busiest first: {order}")
+    hidden = [v for k, v in model.items() if k not in shown]
+    if order and hidden and max(hidden) > min(order):
+        problems.append(f"a row left out ({max(hidden)}) is busier than one shown ({min(order)})")
+    return problems
+
+
+def test_top_has_a_row_per_process_and_a_pid_filter(m: Machine) -> None:
+    assert m.run("profile clear") == ""
+    assert m.run("profile rate 200") == ""
+    assert m.run("profile all on") == ""
+    try:
+        assert "spin: done" in m.run("spin 1", timeout=RUN_TIMEOUT)
+        assert "primes" in m.run("primes naive 200000", timeout=RUN_TIMEOUT)
+    finally:
+        assert m.run("profile all off") == ""
+    samples = [s for s in pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
+               if s["samples"]]
+    comm = {s["pid"]: s["comm"] for s in samples}
+    assert len(comm) >= 2, f"spin and primes ran in all mode, but samples name pids {comm}"
+    rng = random.Random(seed_of("PROFILE_CONSOLE_SEED"))
+    problems = []
+    cases = 0
+    everyone = top_model(samples)
+    out = m.run("profile top 100000", timeout=RUN_TIMEOUT)
+    top = pc.parse_top(out)
+    problems += [f"`profile top 100000`: {p}" for p in top_problems(top, everyone, comm, 100000)]
+    if top.samples != len(samples):
+        problems.append(f"`profile top 100000` counts {top.samples} samples of {len(samples)}")
+    cases += 1
+    for pid in sorted(comm):
+        mine = pc.of_pid(samples, pid)
+        model = top_model(mine)
+        for n in (rng.randrange(1, len(model) + 3), len(model)):
+            cmd = f"profile top -p {pid} {n}" if rng.random() < 0.5 else f"profile top {n} -p {pid}"
+            out = m.run(cmd, timeout=RUN_TIMEOUT)
+            top = pc.parse_top(out)
+            problems += [f"`{cmd}`: {p}" for p in top_problems(top, model, comm, n)]
+            if top.samples != len(mine):
+                problems.append(f"`{cmd}` counts {top.samples} samples of {len(mine)}")
+            cases += 1
+    print(f"{len(samples)} samples of {len(comm)} processes, {cases} tables checked")
+    assert not problems, "\n  ".join(problems[:15])

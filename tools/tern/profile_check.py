@@ -381,6 +381,8 @@ class TopRow:
     incl_pct: float
     kernel: bool
     name: str
+    pid: int | None = None  # None: the row that sums the functions beyond the table
+    comm: str = ""
 
 
 @dataclass(frozen=True)
@@ -388,10 +390,13 @@ class Top:
     rows: list[TopRow]
     samples: int
     dropped: int
+    left_out: int = 0  # rows not shown, as the report says
 
 
-TOP_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%\s+(\[k\] )?(.+)$")
+# self, %, incl, %, pid, process, then the function, "[k] " first for the kernel's.
+TOP_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%\s+(\d+|-)\s+(\S+)\s+(\[k\] )?(.+)$")
 TOP_TOTAL = re.compile(r"(?m)^(\d+) samples \((\d+) dropped\)$")
+TOP_LEFT_OUT = re.compile(r"(?m)^\((\d+) more rows? left out\)$")
 
 
 def parse_top(text: str) -> Top:
@@ -404,8 +409,10 @@ def parse_top(text: str) -> Top:
         m = TOP_ROW.match(line)
         if m:
             rows.append(TopRow(int(m.group(1)), float(m.group(2)), int(m.group(3)),
-                               float(m.group(4)), m.group(5) is not None, m.group(6).strip()))
-    return Top(rows, int(total.group(1)), int(total.group(2)))
+                               float(m.group(4)), m.group(7) is not None, m.group(8).strip(),
+                               None if m.group(5) == "-" else int(m.group(5)), m.group(6)))
+    left = TOP_LEFT_OUT.search(text)
+    return Top(rows, int(total.group(1)), int(total.group(2)), int(left.group(1)) if left else 0)
 
 
 def parse_profstat(text: str) -> dict[str, str]:
