@@ -5,7 +5,8 @@
 //   profile rate HZ          samples a second, 10..10000 (1000 after boot)
 //   profile clear            forget every sample recorded so far
 //   profile status           the profiler's state (/proc/profstat)
-//   profile top [N]          the N functions with the most samples (10 if N is left out)
+//   profile top [-p PID] [N] the N functions with the most samples (10 if N is left out),
+//                            each with its process; of PID alone if given
 //   profile tree [-t PCT] [PID]  the call tree of the samples (of PID alone if given),
 //                            callers above callees, leaving out calls under PCT% (1%)
 //   profile run CMD [ARG...] profile CMD from its first instruction to its exit, then
@@ -43,7 +44,7 @@ constexpr const char *USAGE =
     "       profile rate HZ        (10..10000 samples a second)\n"
     "       profile clear\n"
     "       profile status\n"
-    "       profile top [N]\n"
+    "       profile top [-p PID] [N]\n"
     "       profile tree [-t PCT] [PID]  (calls under PCT%, 1 if left out, are summed)\n"
     "       profile run CMD [ARG...]\n";
 
@@ -82,6 +83,23 @@ bool parse_tenths(const char *s, int *out) {
     *out = whole * 10 + (dot[1] - '0');
   }
   return *out <= 1000;
+}
+
+// profile top [-p PID] [N]
+int top_command(int argc, char **argv) {
+  int n = 10, pid = ANY_PID;
+  bool have_n = false;
+  for (int i = 2; i < argc; i++) {
+    if (strcmp(argv[i], "-p") == 0) {
+      if (i + 1 == argc || pid != ANY_PID || !parse_number(argv[i + 1], &pid)) usage();
+      i++;
+    } else if (have_n || !parse_number(argv[i], &n) || n == 0) {
+      usage();
+    } else {
+      have_n = true;
+    }
+  }
+  return top(n, pid);
 }
 
 // profile tree [-t PCT] [PID]
@@ -164,9 +182,7 @@ int main(int argc, char **argv) {
     return run(argv + 2);
   }
   if (strcmp(verb, "top") == 0) {
-    int n = 10;
-    if (argc > 3 || (argc == 3 && (!parse_number(argv[2], &n) || n == 0))) usage();
-    return top(n, ANY_PID);
+    return top_command(argc, argv);
   }
   if (strcmp(verb, "tree") == 0) return tree_command(argc, argv);
   if (strcmp(verb, "status") == 0 || strcmp(verb, "clear") == 0) {

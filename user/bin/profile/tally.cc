@@ -17,9 +17,9 @@ bool Tally::init() {
 void Tally::add(const Sample &s) {
   if (s.nframes == 0) return;
   int serial = m_samples++;
-  find(s.frames[0])->self++;
+  find(s.frames[0], s.pid)->self++;
   for (int i = 0; i < s.nframes; i++) {
-    FunctionCount *f = find(s.frames[i]);
+    FunctionCount *f = find(s.frames[i], s.pid);
     if (f->last_sample != serial) {
       f->last_sample = serial;
       f->incl++;
@@ -27,7 +27,7 @@ void Tally::add(const Sample &s) {
   }
 }
 
-void Tally::print_top(int n) {
+void Tally::print_top(int n, const Processes &procs) {
   FunctionCount **order = static_cast<FunctionCount **>(malloc((m_used + 1) * sizeof(void *)));
   if (order == nullptr) fail("out of memory");
   int count = 0;
@@ -44,18 +44,25 @@ void Tally::print_top(int n) {
     order[i] = order[best];
     order[best] = t;
   }
-  printf("%7s %6s %7s %6s  %s\n", "self", "%", "incl", "%", "function");
+  printf("%7s %6s %7s %6s %6s  %-15s %s\n", "self", "%", "incl", "%", "pid", "process", "function");
   for (int i = 0; i < n; i++) {
     const FunctionCount &f = *order[i];
     int self = tenths_of_percent(f.self), incl = tenths_of_percent(f.incl);
-    printf("%7d %3d.%d%% %7d %3d.%d%%  %s%s\n", f.self, self / 10, self % 10, f.incl, incl / 10,
-           incl % 10, f.kernel ? "[k] " : "", f.name);
+    char pid[12];
+    if (f.pid < 0)
+      strcpy(pid, "-");
+    else
+      snprintf(pid, sizeof(pid), "%d", f.pid);
+    printf("%7d %3d.%d%% %7d %3d.%d%% %6s  %-15s %s%s\n", f.self, self / 10, self % 10, f.incl,
+           incl / 10, incl % 10, pid, f.pid < 0 ? "-" : procs.comm(f.pid), f.kernel ? "[k] " : "",
+           f.name);
   }
+  if (count > n) printf("(%d more row%s left out)\n", count - n, count - n == 1 ? "" : "s");
   free(order);
 }
 
-unsigned Tally::hash(const char *s, bool kernel) {
-  unsigned h = kernel ? 2166136261u ^ 0x5bd1e995u : 2166136261u;  // FNV-1a
+unsigned Tally::hash(const char *s, bool kernel, int pid) {
+  unsigned h = (kernel ? 2166136261u ^ 0x5bd1e995u : 2166136261u) ^ pid * 0x9e3779b9u;  // FNV-1a
   for (; *s != '\0'; s++) h = (h ^ static_cast<unsigned char>(*s)) * 16777619u;
   return h;
 }
@@ -69,9 +76,9 @@ int Tally::tenths_of_percent(int part) const {
   return m_samples == 0 ? 0 : static_cast<int>((part * 1000L + m_samples / 2) / m_samples);
 }
 
-FunctionCount *Tally::find(const Frame &f) {
+FunctionCount *Tally::find(const Frame &f, int pid) {
   const char *name = f.name[0] != '\0' ? f.name : "??";
-  for (unsigned i = hash(name, f.kernel) % SLOTS;; i = (i + 1) % SLOTS) {
+  for (unsigned i = hash(name, f.kernel, pid) % SLOTS;; i = (i + 1) % SLOTS) {
     FunctionCount &slot = m_slots[i];
     if (slot.name == nullptr) {
       if (m_used >= MAX_USED) return &m_overflow;
@@ -80,10 +87,11 @@ FunctionCount *Tally::find(const Frame &f) {
       strcpy(copy, name);
       slot.name = copy;
       slot.kernel = f.kernel;
+      slot.pid = pid;
       m_used++;
       return &slot;
     }
-    if (slot.kernel == f.kernel && strcmp(slot.name, name) == 0) return &slot;
+    if (slot.kernel == f.kernel && slot.pid == pid && strcmp(slot.name, name) == 0) return &slot;
   }
 }
 

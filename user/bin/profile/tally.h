@@ -1,6 +1,7 @@
 // profile: counting samples per function, for `profile top`.
 //
-// For every function the report counts two things:
+// For every function of every process (a row of the report: `hot` of pid 3 and `hot` of
+// pid 4 are two rows) the report counts two things:
 //
 //   self   samples whose innermost frame is in the function: time spent in its own code;
 //   incl   samples with the function anywhere on the stack, counted once per sample even
@@ -16,12 +17,15 @@ namespace prof {
 struct FunctionCount {
   const char *name = nullptr;  // nullptr: a free slot
   bool kernel = false;
+  int pid = -1;  // the process whose function it is; -1 for the row of the rest
   int self = 0;
   int incl = 0;
   int last_sample = -1;  // the sample that last counted this function inclusively
 };
 
-// Per-function counts in an open-addressing hash table keyed by (name, kernel). The table
+class Processes;
+
+// Per-function counts in an open-addressing hash table keyed by (pid, name, kernel). The table
 // has a fixed size; if a profile ever names more functions than it holds, the rest are
 // counted together as "(other functions)" rather than failing the whole report.
 class Tally {
@@ -32,18 +36,19 @@ class Tally {
   int samples() const { return m_samples; }
   // The function a frame names, counted nowhere: the tree (tree.h) uses the table to give
   // each name one address.
-  const FunctionCount *function(const Frame &f) { return find(f); }
-  // Prints the n functions with the most self samples (ties: more inclusive samples first).
-  void print_top(int n);
+  const FunctionCount *function(const Frame &f) { return find(f, 0); }
+  // Prints the n rows with the most self samples (ties: more inclusive samples first),
+  // each with its process named from `procs`, and how many rows were left out.
+  void print_top(int n, const Processes &procs);
 
  private:
   static constexpr int SLOTS = 2048;
   static constexpr int MAX_USED = SLOTS * 3 / 4;  // keep probe sequences short
 
-  static unsigned hash(const char *s, bool kernel);
+  static unsigned hash(const char *s, bool kernel, int pid);
   static bool before(const FunctionCount &a, const FunctionCount &b);
   int tenths_of_percent(int part) const;
-  FunctionCount *find(const Frame &f);
+  FunctionCount *find(const Frame &f, int pid);
 
   FunctionCount *m_slots = nullptr;
   FunctionCount m_overflow;

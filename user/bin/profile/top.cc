@@ -1,7 +1,8 @@
-// profile top [N]: the N functions with the most samples.
+// profile top [-p PID] [N]: the N functions with the most samples, each with its process.
 //
 // The report reads /proc/profile once, through a Stream and the JSON parser, adding each
-// sample to a Tally, and prints the table with the count of samples the kernel dropped.
+// sample to a Tally, and prints the table, how many rows it left out, and the count of
+// samples the kernel dropped.
 #include "abi/profile.h"
 #include "json.h"
 #include "lib/user.h"
@@ -13,9 +14,10 @@ namespace {
 
 constexpr const char *PROFILE_PATH = "/proc/profile";
 
-// The sample being parsed. It is static because a user stack is a single 4 KiB page, and
-// a sample's frames with their names take more than that.
+// The sample being parsed, and the processes' names. They are static because a user stack
+// is a single 4 KiB page, and a sample's frames with their names take more than that.
 Sample current_sample;
+constinit Processes processes;
 
 }  // namespace
 
@@ -27,14 +29,16 @@ int top(int n, int pid) {
   Stream in(fd);
   ProfileParser parser(in, current_sample);
   bool ok = parser.each_sample([&](const Sample &s) {
-    if (pid == ANY_PID || s.pid == pid) tally.add(s);
+    if (pid != ANY_PID && s.pid != pid) return;
+    processes.note(s);
+    tally.add(s);
   });
   close(fd);
   if (!ok) {
     fprintf(2, "profile: /proc/profile is not a valid profile (at byte %lu)\n", in.offset());
     return 1;
   }
-  if (tally.samples() > 0) tally.print_top(n);
+  if (tally.samples() > 0) tally.print_top(n, processes);
   char dropped[24];
   if (!profstat_value("dropped", dropped, sizeof(dropped))) strcpy(dropped, "?");
   printf("%d samples (%s dropped)\n", tally.samples(), dropped);
