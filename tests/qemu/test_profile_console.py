@@ -10,6 +10,10 @@
 * `profile top`: a row per process and function, with the process's pid and name, counts
   equal to the host's; `-p PID` keeps one process's rows; the rows beyond N are counted in a
   `(K more rows left out)` line. N is drawn from the same seeded generator.
+* The small lies: a name cut at 95 characters ends in "..."; `profile run nosuchprog` says
+  the exec failed and prints no report; each bad usage says what was wrong, then the usage,
+  and exits 1; `profile PID off` after PID was killed says what is true (its samples are
+  kept); `missed:` is explained in the usage and in the report when periods were missed.
 
 One machine at CPUS=3 serves the whole file; each test starts from `profile clear`.
 """
@@ -19,12 +23,14 @@ from __future__ import annotations
 import os
 import random
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
 import pytest
 
+from tern import jobs
 from tern import profile_check as pc
 from tern.machine import LOG_DIR, Machine
 
@@ -73,9 +79,11 @@ def profile_run(m: Machine, cmd: str, rate: int = 100) -> tuple[int, str]:
 
 
 def console_name(frame: pc.Frame) -> str:
-    name = frame["symbol"] or "??"
-    if len(name.encode()) > NAME_CUT:
-        name = name.encode()[:NAME_CUT - 3].decode(errors="replace") + "..."
+    """A frame's name as the console shows it: each escaped byte beyond ASCII as '?' (one
+    character of the decoded JSON string per byte), cut to 95 with "..." at the end."""
+    name = "".join(c if ord(c) < 0x80 else "?" for c in frame["symbol"]) or "??"
+    if len(name) > NAME_CUT:
+        name = name[:NAME_CUT - 3] + "..."
     return ("[k] " if frame["kernel"] else "") + name
 
 
@@ -299,3 +307,92 @@ def test_top_has_a_row_per_process_and_a_pid_filter(m: Machine) -> None:
             cases += 1
     print(f"{len(samples)} samples of {len(comm)} processes, {cases} tables checked")
     assert not problems, "\n  ".join(problems[:15])
+
+
+# --- The small lies ---------------------------------------------------------------------------
+
+
+def test_long_names_are_marked_cut(m: Machine) -> None:
+    pid, out = profile_run(m, "pnames 3 1", rate=100)
+    tree = m.run(f"profile tree -t 0 {pid}", timeout=RUN_TIMEOUT)
+    long_rows = [r.name for r in pc.parse_top(out).rows if r.name.startswith(("fondo_", "descenso_"))]
+    long_nodes = [line.group(5) for line in map(TREE_LINE.match, tree.splitlines())
+                  if line and line.group(5).startswith(("fondo_", "descenso_"))]
+    assert long_rows and long_nodes, f"pnames' long names are missing:\n{out}\n{tree}"
+    for name in long_rows + long_nodes:
+        assert len(name) == NAME_CUT and name.endswith("..."), (
+            f"pnames' names are 146 and 169 bytes: shown cut to {NAME_CUT}, they must end in "
+            f"'...', but one is shown as {name!r} ({len(name)} characters)")
+
+
+def test_run_of_a_missing_program_says_so(m: Machine) -> None:
+    for cmd in ("nosuchprog", "nosuchprog with args", "/nosuchdir/prog"):
+        out = m.run(f"pstatus profile run {cmd}", timeout=RUN_TIMEOUT)
+        name = cmd.split()[0]
+        assert f"exec {name} failed" in out, f"`profile run {cmd}` printed {out!r}"
+        assert "pstatus: exit 0" not in out and "pstatus: exit" in out, (
+            f"`profile run {cmd}` must exit non-zero, printed {out!r}")
+        assert "exited with status" not in out and "samples (" not in out, (
+            f"`profile run {cmd}` must not report on a command that never ran:\n{out}")
+
+
+BAD_USAGES = [
+    # (arguments, what the first line must say)
+    ("", "no command"),
+    ("foo", "unknown command 'foo'"),
+    ("3", "on or off"),
+    ("3 sideways", "on or off"),
+    ("all", "on or off"),
+    ("top 0", "'0'"),
+    ("top many", "'many'"),
+    ("top 3 4", "'4'"),
+    ("top -p", "-p"),
+    ("top -p x", "'x'"),
+    ("tree -t", "-t"),
+    ("tree -t 101", "'101'"),
+    ("tree 3 4", "'4'"),
+    ("run", "no command to run"),
+    ("status now", "'now'"),
+    ("clear all", "'all'"),
+    ("rate", "rate"),
+    ("x1 on", "'x1'"),
+]
+
+
+def test_bad_usage_says_what_was_wrong(m: Machine) -> None:
+    problems = []
+    for args, needle in BAD_USAGES:
+        out = m.run(f"pstatus profile {args}".rstrip())
+        lines = out.strip().splitlines()
+        if (not lines or not lines[0].startswith("profile: ") or needle not in lines[0]
+                or "usage:" not in out or "pstatus: exit 1" not in out):
+            problems.append(f"`profile {args}` should say {needle!r} on its first line, then "
+                            f"the usage, and exit 1; printed {out!r}")
+    print(f"{len(BAD_USAGES)} bad usages tried")
+    assert not problems, "\n  ".join(problems)
+
+
+def test_off_after_kill_keeps_its_samples_and_says_so(m: Machine) -> None:
+    assert m.run("profile clear") == ""
+    assert m.run("profile rate 100") == ""
+    pid = jobs.start_background(m, "spin")
+    try:
+        assert m.run(f"profile {pid} on") == ""
+        time.sleep(0.5)
+    finally:
+        jobs.kill_and_wait_gone(m, pid)
+    out = m.run(f"pstatus profile {pid} off")
+    samples = pc.of_pid(pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT)), pid)
+    assert samples, f"spin (pid {pid}) was profiled for 0.5 s but has no samples"
+    assert f"no process {pid}" not in out, (
+        f"`profile {pid} off` after the kill says {out!r}, but its samples are kept")
+    assert "exited" in out and "samples" in out and "pstatus: exit 1" in out, (
+        f"`profile {pid} off` should say that {pid} has exited and its samples are kept, "
+        f"and exit 1; printed {out!r}")
+    out = m.run("pstatus profile 9999 off")
+    assert "no process 9999" in out and "pstatus: exit 1" in out, out
+
+
+def test_missed_is_explained(m: Machine) -> None:
+    usage = m.run("pstatus profile")
+    assert "missed" in usage and "late" in usage, f"the usage should explain missed:\n{usage}"
