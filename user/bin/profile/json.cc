@@ -23,8 +23,9 @@ bool ProfileParser::at_end() {
   return m_in.peek() < 0;
 }
 
-// A string into buf (cut to cap-1 bytes, always terminated). Escapes are decoded; a \u
-// escape outside ASCII becomes '?', since names here are plain ASCII anyway.
+// A string into buf (always terminated). Escapes are decoded; a \u escape outside ASCII
+// becomes '?', since names here are plain ASCII anyway. A string longer than cap-1 bytes is
+// cut to that and ends in "..." (cap >= 4), so that a reader sees it was cut.
 bool ProfileParser::string(char *buf, int cap) {
   if (!expect('"')) return false;
   int n = 0;
@@ -60,9 +61,14 @@ bool ProfileParser::string(char *buf, int cap) {
         default: return false;
       }
     }
-    if (buf != nullptr && n < cap - 1) buf[n++] = static_cast<char>(c);
+    if (buf != nullptr && n < cap) buf[n++] = static_cast<char>(c);
   }
-  if (buf != nullptr) buf[n] = '\0';
+  if (buf == nullptr) return true;
+  if (n == cap) {
+    n = cap - 1;
+    memcpy(buf + n - 3, "...", 3);
+  }
+  buf[n] = '\0';
   return true;
 }
 
