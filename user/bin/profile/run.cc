@@ -6,7 +6,8 @@
 // instruction, but a process can only be named once it exists. So the child it forks waits
 // on a pipe; the parent turns sampling on for the child's pid and only then writes the byte
 // that lets the child exec. Samples of other processes are left alone: the report filters
-// by pid instead of clearing the profile.
+// by pid instead of clearing the profile. A command that cannot be executed gets no report:
+// the child says so on a second pipe and exits with EXEC_FAILED.
 // LAB profile/run STARTER
 // // `profile run CMD [ARG...]` runs CMD as a child process, samples it from its first
 // // instruction to its exit, prints `profile: pid N (CMD) exited with status S after T ms`,
@@ -20,6 +21,24 @@
 namespace prof {
 
 // LAB profile/run BEGIN: write `profile run`, see labs/profile/README.md, task 3
+namespace {
+
+// The exit status of a child whose exec failed (the shells' "command not found"), and the
+// pipe on which it says so: a command may exit with that status of its own accord.
+constexpr int EXEC_FAILED = 127;
+int exec_failed_fd = -1;
+
+// After the child's exit: did it say that its exec failed? Only asked when it exited with
+// EXEC_FAILED, so the read cannot wait on a command's child that still holds the pipe.
+bool exec_failed(int fd, int status) {
+  char said = 0;
+  bool failed = status == EXEC_FAILED && read(fd, &said, 1) == 1 && said == 'f';
+  close(fd);
+  return failed;
+}
+
+}  // namespace
+
 // The child of `profile run`: wait for the parent's word, then become the command.
 [[noreturn]] void run_child(int go_fd, char **argv) {
   char go = 0;
@@ -35,16 +54,19 @@ namespace prof {
     exec(path, argv);
   }
   fprintf(2, "profile: exec %s failed\n", argv[0]);
-  exit(1);
+  write(exec_failed_fd, "f", 1);
+  exit(EXEC_FAILED);
 }
 
 int run(char **argv) {
-  int go[2];
-  if (pipe(go) < 0) fail("pipe failed");
+  int go[2], failed[2];
+  if (pipe(go) < 0 || pipe(failed) < 0) fail("pipe failed");
   int pid = fork();
   if (pid < 0) fail("fork failed");
   if (pid == 0) {
     close(go[1]);
+    close(failed[0]);
+    exec_failed_fd = failed[1];
     run_child(go[0], argv);
   }
   close(go[0]);
@@ -52,6 +74,7 @@ int run(char **argv) {
   unsigned long start = now_ms();
   write(go[1], on ? "g" : "x", 1);
   close(go[1]);
+  close(failed[1]);
   int status = 0;
   int waited;
   while ((waited = wait(&status)) != pid && waited >= 0) {
@@ -60,6 +83,7 @@ int run(char **argv) {
     fprintf(2, "profile: could not start profiling pid %d\n", pid);
     return 1;
   }
+  if (exec_failed(failed[0], status)) return 1;  // the child said why
   // The process has exited, which stopped its sampling; its samples stay. Its time from the
   // go-ahead to its exit says how many samples the rate promised (it was not running all of
   // that time: it may have slept, or waited for a hart).
