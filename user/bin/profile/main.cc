@@ -50,8 +50,12 @@ constexpr const char *USAGE =
 
 constexpr const char *STAT_PATH = "/proc/profstat";
 
-[[noreturn]] void usage() {
-  fprintf(2, "%s", USAGE);
+// Says what was wrong with the command line (`why`, a format with up to two %s for a and
+// b), then the usage, and exits with status 1.
+[[noreturn]] void usage(const char *why, const char *a = "", const char *b = "") {
+  char line[160];
+  snprintf(line, sizeof(line), why, a, b);
+  fprintf(2, "profile: %s\n%s", line, USAGE);
   exit(1);
 }
 
@@ -91,10 +95,14 @@ int top_command(int argc, char **argv) {
   bool have_n = false;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "-p") == 0) {
-      if (i + 1 == argc || pid != ANY_PID || !parse_number(argv[i + 1], &pid)) usage();
+      if (i + 1 == argc) usage("top: -p needs a pid");
+      if (pid != ANY_PID) usage("top: -p given twice");
+      if (!parse_number(argv[i + 1], &pid)) usage("top: '%s' is not a pid", argv[i + 1]);
       i++;
-    } else if (have_n || !parse_number(argv[i], &n) || n == 0) {
-      usage();
+    } else if (have_n) {
+      usage("top: unexpected '%s' (N was given already)", argv[i]);
+    } else if (!parse_number(argv[i], &n) || n == 0) {
+      usage("top: '%s' is not a number of rows (1 or more)", argv[i]);
     } else {
       have_n = true;
     }
@@ -107,10 +115,14 @@ int tree_command(int argc, char **argv) {
   int pid = ANY_PID, min_tenths = 10;
   for (int i = 2; i < argc; i++) {
     if (strcmp(argv[i], "-t") == 0) {
-      if (i + 1 == argc || !parse_tenths(argv[i + 1], &min_tenths)) usage();
+      if (i + 1 == argc) usage("tree: -t needs a percentage");
+      if (!parse_tenths(argv[i + 1], &min_tenths))
+        usage("tree: '%s' is not a percentage from 0 to 100 (one decimal at most)", argv[i + 1]);
       i++;
-    } else if (pid != ANY_PID || !parse_number(argv[i], &pid)) {
-      usage();
+    } else if (pid != ANY_PID) {
+      usage("tree: unexpected '%s' (PID was given already)", argv[i]);
+    } else if (!parse_number(argv[i], &pid)) {
+      usage("tree: '%s' is not a pid", argv[i]);
     }
   }
   return tree(pid, min_tenths);
@@ -174,11 +186,11 @@ int on_off(const char *word) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) usage();
+  if (argc < 2) usage("no command given");
   const char *verb = argv[1];
 
   if (strcmp(verb, "run") == 0) {
-    if (argc < 3) usage();
+    if (argc < 3) usage("run: no command to run");
     return run(argv + 2);
   }
   if (strcmp(verb, "top") == 0) {
@@ -186,22 +198,24 @@ int main(int argc, char **argv) {
   }
   if (strcmp(verb, "tree") == 0) return tree_command(argc, argv);
   if (strcmp(verb, "status") == 0 || strcmp(verb, "clear") == 0) {
-    if (argc != 2) usage();
+    if (argc != 2) usage("%s takes no arguments, but was given '%s'", verb, argv[2]);
     if (verb[0] == 's') return show_status();
     if (profile(0, PROF_CLEAR, 0) < 0) fail("clear failed");
     return 0;
   }
   if (strcmp(verb, "rate") == 0) {
-    if (argc != 3) usage();
+    if (argc < 3) usage("rate needs a number of samples a second");
+    if (argc > 3) usage("rate: unexpected '%s'", argv[3]);
     return set_rate(argv[2]);
   }
 
   // profile PID|all on|off
-  if (argc != 3) usage();
+  int pid = ANY_PID;
+  if (strcmp(verb, "all") != 0 && !parse_number(verb, &pid)) usage("unknown command '%s'", verb);
+  if (argc < 3) usage("'%s' needs on or off", verb);
+  if (argc > 3) usage("unexpected '%s' after '%s'", argv[3], argv[2]);
   int on = on_off(argv[2]);
-  if (on < 0) usage();
-  if (strcmp(verb, "all") == 0) return switch_all(on == 1);
-  int pid;
-  if (!parse_number(verb, &pid)) usage();
+  if (on < 0) usage("'%s' is not on or off", argv[2]);
+  if (pid == ANY_PID) return switch_all(on == 1);
   return switch_pid(pid, on == 1);
 }
