@@ -386,7 +386,8 @@ def test_off_after_kill_keeps_its_samples_and_says_so(m: Machine) -> None:
     assert samples, f"spin (pid {pid}) was profiled for 0.5 s but has no samples"
     assert f"no process {pid}" not in out, (
         f"`profile {pid} off` after the kill says {out!r}, but its samples are kept")
-    assert "exited" in out and "samples" in out and "pstatus: exit 1" in out, (
+    assert (f"process {pid} has exited" in out and f"{len(samples)} samples" in out
+            and "pstatus: exit 1" in out), (
         f"`profile {pid} off` should say that {pid} has exited and its samples are kept, "
         f"and exit 1; printed {out!r}")
     out = m.run("pstatus profile 9999 off")
