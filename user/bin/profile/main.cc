@@ -167,8 +167,14 @@ int switch_pid(int pid, bool on) {
   // The kernel answers -1 both for a pid that does not exist and for one that is not being
   // profiled. Switching sampling on tells the two apart, and is undone at once: at worst
   // it records a sample or two of a process that was running anyway.
+  // No such process: it may have exited while profiled, and its samples are kept.
   if (profile(pid, PROF_ON, 0) < 0) {
-    fprintf(2, "profile: no process %d\n", pid);
+    int kept = samples_of(pid);
+    if (kept > 0)
+      fprintf(2, "profile: process %d has exited; its %d samples are kept (profile top -p %d)\n",
+              pid, kept, pid);
+    else
+      fprintf(2, "profile: no process %d\n", pid);
     return 1;
   }
   profile(pid, PROF_OFF, 0);

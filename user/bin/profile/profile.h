@@ -16,6 +16,9 @@ constexpr int ANY_PID = -1;  // the report's filter: every process
 // profile top: the report over the samples of `pid`, or of everyone for ANY_PID.
 int top(int n, int pid);
 
+// How many samples of `pid` /proc/profile holds; -1 if it cannot be read.
+int samples_of(int pid);
+
 // profile tree: the call tree of the samples of `pid` (or of everyone for ANY_PID), leaving
 // out calls under min_tenths tenths of a percent.
 int tree(int pid, int min_tenths);

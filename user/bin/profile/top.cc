@@ -45,4 +45,15 @@ int top(int n, int pid) {
   return 0;
 }
 
+int samples_of(int pid) {
+  int fd = open(PROFILE_PATH, O_RDONLY);
+  if (fd < 0) return -1;
+  Stream in(fd);
+  ProfileParser parser(in, current_sample);
+  int count = 0;
+  bool ok = parser.each_sample([&](const Sample &s) { count += s.pid == pid ? 1 : 0; });
+  close(fd);
+  return ok ? count : -1;
+}
+
 }  // namespace prof
