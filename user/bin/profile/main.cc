@@ -4,7 +4,9 @@
 //   profile all on|off       sample every process, or stop doing so
 //   profile rate HZ          samples a second, 10..10000 (1000 after boot)
 //   profile clear            forget every sample recorded so far
-//   profile status           the profiler's state (/proc/profstat)
+//   profile status           the profiler's state (/proc/profstat); `missed:` counts the
+//                            sampling periods that went by with no sample because the
+//                            timer interrupt came late
 //   profile top [-p PID] [N] the N functions with the most samples (10 if N is left out),
 //                            each with its process; of PID alone if given
 //   profile tree [-t PCT] [PID]  the call tree of the samples (of PID alone if given),
@@ -43,7 +45,9 @@ constexpr const char *USAGE =
     "       profile all on|off\n"
     "       profile rate HZ        (10..10000 samples a second)\n"
     "       profile clear\n"
-    "       profile status\n"
+    "       profile status         (missed: sampling periods with no sample, because the\n"
+    "                              timer interrupt came late: a busy host, or a hart that\n"
+    "                              had interrupts off)\n"
     "       profile top [-p PID] [N]\n"
     "       profile tree [-t PCT] [PID]  (calls under PCT%, 1 if left out, are summed)\n"
     "       profile run CMD [ARG...]\n";

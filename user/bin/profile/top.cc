@@ -1,8 +1,8 @@
 // profile top [-p PID] [N]: the N functions with the most samples, each with its process.
 //
 // The report reads /proc/profile once, through a Stream and the JSON parser, adding each
-// sample to a Tally, and prints the table, how many rows it left out, and the count of
-// samples the kernel dropped.
+// sample to a Tally, and prints the table, how many rows it left out, the count of
+// samples the kernel dropped, and the sampling periods it missed, if any.
 #include "abi/profile.h"
 #include "json.h"
 #include "lib/user.h"
@@ -42,6 +42,14 @@ int top(int n, int pid) {
   char dropped[24];
   if (!profstat_value("dropped", dropped, sizeof(dropped))) strcpy(dropped, "?");
   printf("%d samples (%s dropped)\n", tally.samples(), dropped);
+  // Periods with no sample make the counts smaller than rate x time: say so where the
+  // reader looks (the count is the profiler's, over every process).
+  char missed[24];
+  if (profstat_value("missed", missed, sizeof(missed)) && strcmp(missed, "0") != 0)
+    printf(
+        "(%s sampling periods missed: the timer interrupt came late, so there are fewer "
+        "samples than rate x time)\n",
+        missed);
   return 0;
 }
 
