@@ -119,7 +119,8 @@ def parse_tree(text: str) -> Node:
         node = Node(float(m.group(1)), int(m.group(2)),
                     None if m.group(3) == "-" else int(m.group(3)), m.group(5))
         if root is None:
-            assert depth == 0 and node.self_count is not None, f"the first line is the root:\n{text}"
+            assert depth == 0 and node.self_count is not None, (
+                f"the first line is the root:\n{text}")
             root = node
             stack = [root]
             continue
@@ -186,7 +187,8 @@ def test_tree_of_spin_adds_up(m: Machine) -> None:
         assert root.name == f"spin (pid {pid})" and root.pct == 100.0, (
             f"`{cmd}` should start at spin (pid {pid}), 100%:\n{out}")
         counts = path_counts(samples, root.name)
-        problems = tree_problems(root, counts, len(samples), 1.0 if threshold is None else threshold)
+        problems = tree_problems(root, counts, len(samples),
+                                 1.0 if threshold is None else threshold)
         assert not problems, f"`{cmd}`:\n  " + "\n  ".join(problems[:15]) + f"\n{out}"
         cases += 1
         # (_start ->) main -> outer -> middle -> hot, hot with most of the samples.
@@ -315,7 +317,8 @@ def test_top_has_a_row_per_process_and_a_pid_filter(m: Machine) -> None:
 def test_long_names_are_marked_cut(m: Machine) -> None:
     pid, out = profile_run(m, "pnames 3 1", rate=100)
     tree = m.run(f"profile tree -t 0 {pid}", timeout=RUN_TIMEOUT)
-    long_rows = [r.name for r in pc.parse_top(out).rows if r.name.startswith(("fondo_", "descenso_"))]
+    long_rows = [r.name for r in pc.parse_top(out).rows
+                 if r.name.startswith(("fondo_", "descenso_"))]
     long_nodes = [line.group(5) for line in map(TREE_LINE.match, tree.splitlines())
                   if line and line.group(5).startswith(("fondo_", "descenso_"))]
     assert long_rows and long_nodes, f"pnames' long names are missing:\n{out}\n{tree}"

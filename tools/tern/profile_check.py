@@ -394,7 +394,8 @@ class Top:
 
 
 # self, %, incl, %, pid, process, then the function, "[k] " first for the kernel's.
-TOP_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%\s+(\d+|-)\s+(\S+)\s+(\[k\] )?(.+)$")
+TOP_ROW = re.compile(r"^\s*(\d+)\s+(\d+\.\d)%\s+(\d+)\s+(\d+\.\d)%\s+(\d+|-)\s+(\S+)\s+"
+                     r"(\[k\] )?(.+)$")
 TOP_TOTAL = re.compile(r"(?m)^(\d+) samples \((\d+) dropped\)$")
 TOP_LEFT_OUT = re.compile(r"(?m)^\((\d+) more rows? left out\)$")
 
