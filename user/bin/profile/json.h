@@ -14,6 +14,7 @@
 
 namespace prof {
 
+constexpr const char *PROFILE_PATH = "/proc/profile";
 constexpr int NAME_MAX = 96;    // longer names are cut to 95 bytes, ending in "..."
 constexpr int MAX_FRAMES = 64;  // more than the kernel records per sample (32)
 constexpr int COMM_MAX = 16;    // a program's name, as the kernel keeps it (Proc::name)

@@ -6,6 +6,9 @@
 
 namespace prof {
 
+Sample scratch_sample;
+constinit Processes processes;
+
 bool Tally::init() {
   m_slots = static_cast<FunctionCount *>(malloc(SLOTS * sizeof(FunctionCount)));
   if (m_slots == nullptr) return false;

@@ -11,6 +11,8 @@
 #pragma once
 
 #include "json.h"
+#include "lib/user.h"
+#include "profile.h"
 
 namespace prof {
 
@@ -73,5 +75,31 @@ class Processes {
   int m_count = 0;
   int m_last = -1;  // the entry found last: samples of one process come in runs
 };
+
+// The reports' state: the sample being parsed, and the processes' names. They are static
+// because a user stack is a single 4 KiB page, and a sample's frames with their names take
+// more than that.
+extern Sample scratch_sample;
+extern Processes processes;
+
+// One pass of a report over /proc/profile: for each sample of `pid` (of every process for
+// ANY_PID), its process is noted in `processes` and add(sample) is called. Fails if the
+// file cannot be opened; returns false, having said at which byte, if it is not a valid
+// profile.
+template <typename Add>
+bool read_profile(int pid, Add &&add) {
+  int fd = open(PROFILE_PATH, O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/profile");
+  Stream in(fd);
+  ProfileParser parser(in, scratch_sample);
+  bool ok = parser.each_sample([&](const Sample &s) {
+    if (pid != ANY_PID && s.pid != pid) return;
+    processes.note(s);
+    add(s);
+  });
+  close(fd);
+  if (!ok) fprintf(2, "profile: /proc/profile is not a valid profile (at byte %lu)\n", in.offset());
+  return ok;
+}
 
 }  // namespace prof

@@ -10,34 +10,11 @@
 #include "tally.h"
 
 namespace prof {
-namespace {
-
-constexpr const char *PROFILE_PATH = "/proc/profile";
-
-// The sample being parsed, and the processes' names. They are static because a user stack
-// is a single 4 KiB page, and a sample's frames with their names take more than that.
-Sample current_sample;
-constinit Processes processes;
-
-}  // namespace
 
 int top(int n, int pid) {
   Tally tally;
   if (!tally.init()) fail("out of memory");
-  int fd = open(PROFILE_PATH, O_RDONLY);
-  if (fd < 0) fail("cannot open /proc/profile");
-  Stream in(fd);
-  ProfileParser parser(in, current_sample);
-  bool ok = parser.each_sample([&](const Sample &s) {
-    if (pid != ANY_PID && s.pid != pid) return;
-    processes.note(s);
-    tally.add(s);
-  });
-  close(fd);
-  if (!ok) {
-    fprintf(2, "profile: /proc/profile is not a valid profile (at byte %lu)\n", in.offset());
-    return 1;
-  }
+  if (!read_profile(pid, [&](const Sample &s) { tally.add(s); })) return 1;
   if (tally.samples() > 0) tally.print_top(n, processes);
   char dropped[24];
   if (!profstat_value("dropped", dropped, sizeof(dropped))) strcpy(dropped, "?");
@@ -57,7 +34,7 @@ int samples_of(int pid) {
   int fd = open(PROFILE_PATH, O_RDONLY);
   if (fd < 0) return -1;
   Stream in(fd);
-  ProfileParser parser(in, current_sample);
+  ProfileParser parser(in, scratch_sample);
   int count = 0;
   bool ok = parser.each_sample([&](const Sample &s) { count += s.pid == pid ? 1 : 0; });
   close(fd);

@@ -7,13 +7,6 @@
 namespace prof {
 namespace {
 
-constexpr const char *PROFILE_PATH = "/proc/profile";
-
-// The sample being parsed, and the names of the processes: static, as in top.cc, because
-// together they are larger than the user stack (one page).
-Sample current_sample;
-constinit Processes processes;
-
 int tenths_of_percent(int part, int total) {
   return total == 0 ? 0 : static_cast<int>((part * 1000L + total / 2) / total);
 }
@@ -162,22 +155,9 @@ void CallTree::print(int min_tenths, const char *root, const Processes &procs) {
 
 int tree(int pid, int min_tenths) {
   CallTree tree;
-  Processes &procs = processes;
+  const Processes &procs = processes;
   if (!tree.init(pid == ANY_PID)) fail("out of memory");
-  int fd = open(PROFILE_PATH, O_RDONLY);
-  if (fd < 0) fail("cannot open /proc/profile");
-  Stream in(fd);
-  ProfileParser parser(in, current_sample);
-  bool ok = parser.each_sample([&](const Sample &s) {
-    if (pid != ANY_PID && s.pid != pid) return;
-    procs.note(s);
-    tree.add(s);
-  });
-  close(fd);
-  if (!ok) {
-    fprintf(2, "profile: /proc/profile is not a valid profile (at byte %lu)\n", in.offset());
-    return 1;
-  }
+  if (!read_profile(pid, [&](const Sample &s) { tree.add(s); })) return 1;
   char root[COMM_MAX + 32];
   if (pid == ANY_PID)
     strcpy(root, "all processes");
