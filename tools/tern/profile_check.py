@@ -285,6 +285,24 @@ def kernel_symbols() -> Symbols:
     return Symbols(BUILD / "kernel.elf")
 
 
+@functools.cache
+def loop_addresses(program: str, function: str) -> range:
+    """The addresses of the one backward-branch loop in `function` of build/user/_PROGRAM,
+    from the branch's target to the branch itself, as objdump disassembles them. A sample
+    whose pc is in that range was taken inside the loop, not in the function's prologue or
+    epilogue, where the registers the loop sets still hold their ordinary values."""
+    out = subprocess.run([toolchain.tool("objdump"), "-d", f"--disassemble={function}",
+                          str(BUILD / "user" / f"_{program}")], check=True,
+                         capture_output=True, text=True).stdout
+    branches = [(int(m[1], 16), int(m[2], 16)) for m in re.finditer(
+        r"^\s*([0-9a-f]+):\s+\S+\s+b\w*\s+[^\n]*?\b([0-9a-f]+) <" + re.escape(function),
+        out, re.M)]
+    loops = [(target, at) for at, target in branches if target <= at]
+    assert len(loops) == 1, f"expected one loop in {function} of _{program}, found {loops}:\n{out}"
+    target, at = loops[0]
+    return range(target, at + 1)
+
+
 # Names cut shorter than this are not accepted as a cut-off form of the real name.
 MIN_CUT_NAME = 40
 
