@@ -13,6 +13,9 @@ CPUS ?= 3
 # The platform (README, "Platforms"): OpenSBI as QEMU's -bios, and the memory size.
 BIOS ?= default
 MEM ?= 128M
+# The hart: QEMU's rv64 with the counter-overflow extension, Sscofpmf, which the profiler's
+# instruction clock needs (kern/profile/iclock.cc; QEMU 7.2 leaves it off by default).
+CPU ?= rv64,sscofpmf=true
 BUILD := build
 K := kern
 U := user
@@ -143,7 +146,7 @@ fs.img: mkfs/mkfs $(FSFILES)
 	mkfs/mkfs $@ $(BUILD)/README $(UPROGS)
 
 # --- Running ---------------------------------------------------------------------------------
-QEMUOPTS = -machine virt -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -smp $(CPUS) \
+QEMUOPTS = -machine virt -cpu $(CPU) -bios $(BIOS) -kernel $(BUILD)/kernel.elf -m $(MEM) -smp $(CPUS) \
 	-nographic -global virtio-mmio.force-legacy=false \
 	-drive file=fs.img,if=none,format=raw,id=x0 \
 	-device virtio-blk-device,drive=x0,bus=virtio-mmio-bus.0 $(QEMUEXTRA)

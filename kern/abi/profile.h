@@ -6,21 +6,27 @@
 //   cmd PROF_OFF    stop sampling `pid` (or stop "all" mode); -1 if it was not on
 //   cmd PROF_RATE   set the sampling rate to `arg` samples a second (PROF_MIN_HZ..PROF_MAX_HZ)
 //   cmd PROF_CLEAR  drop every recorded sample (and the symbols kept to name them)
+//   cmd PROF_CLOCK  sample every `arg` retired instructions (PROF_MIN_INSNS..PROF_MAX_INSNS)
+//                   instead of at the rate; 0 goes back to the timer. -1 where the machine
+//                   has no counter-overflow interrupt (kern/profile/iclock.cc)
 //
 // Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
-// on, a rate out of range. Samples are read as JSON from /proc/profile; /proc/profstat shows
-// the profiler's state as `key: value` lines.
+// on, a rate or a count out of range. Samples are read as JSON from /proc/profile; /proc/profstat
+// shows the profiler's state as `key: value` lines.
 #pragma once
 
 #define PROF_ON 1
 #define PROF_OFF 2
 #define PROF_RATE 3
 #define PROF_CLEAR 4
+#define PROF_CLOCK 5
 
 #define PROF_ALL_PIDS (-1)
 #define PROF_MIN_HZ 10
 #define PROF_MAX_HZ 10000
 #define PROF_DEFAULT_HZ 1000
+#define PROF_MIN_INSNS 10000
+#define PROF_MAX_INSNS 1000000000
 
 // Minor numbers of the profiler's files under /proc (major PROCFS_MAJOR, see procfs.h).
 #define PROC_PROFILE 1   // /proc/profile: the samples, as JSON

@@ -47,6 +47,7 @@ namespace {
   trapinithart();
   plicinithart();
   timer_init_hart();
+  prof::iclock_init_hart();
   mycpu()->hartid = riscv::r_tp();
   mycpu()->started = true;
   scheduler();
@@ -88,8 +89,9 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   kinit(phys_end);
   kvminit();
   procinit();
-  trapinithart();  // the Sstc probe in timer_init() needs the trap vector
-  timer_init();    // before any other hart starts: they all arm their timers its way
+  trapinithart();       // the Sstc probe in timer_init() needs the trap vector
+  timer_init();         // before any other hart starts: they all arm their timers its way
+  prof::iclock_init();  // the same for the instruction clock
   plicinit();
   binit();
   iinit();

@@ -66,6 +66,18 @@ void tick(KernelFrame *kf, u64 now);
 bool active();
 // Reserve-and-fill, exposed for the benchmark and tests.
 void record(Proc *p, KernelFrame *kf, u64 now);
+// record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
+void take(Proc *p, KernelFrame *kf, u64 now);
+
+// --- iclock.cc: the instruction clock ---
+void iclock_init();               // boot hart, before the others start: is there one?
+void iclock_init_hart();          // every hart: take its counter-overflow interrupt
+int set_clock(int instructions);  // PROF_CLOCK: 0, or -1 if refused
+u64 clock_instructions();         // instructions a sample; 0 while the timer is the clock
+// On every timer interrupt: starts or stops this hart's counter as PROF_CLOCK last said.
+// True if the instruction clock takes the samples.
+bool iclock_sync();
+void counter_overflow(KernelFrame *kf);  // the counter-overflow interrupt
 
 // Counters and the array, for the reader (report.cc) and the syscall.
 struct Counters {

@@ -304,6 +304,11 @@ void render_profstat(ProcText &out) {
   out.str("profiled: ").num(static_cast<u64>(nprofiled)).ch('\n');
   out.str("flagged: ").num(static_cast<u64>(flagged)).ch('\n');
   out.str("rate: ").num(rate()).ch('\n');
+  // What takes the samples: the timer at that rate, or the instruction clock (iclock.cc).
+  if (u64 n = clock_instructions(); n != 0)
+    out.str("clock: instructions ").num(n).ch('\n');
+  else
+    out.str("clock: timer\n");
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
   out.str("missed: ").num(c.missed).ch('\n');

@@ -145,6 +145,11 @@ using namespace prof;
 
 // int profile(int pid, int cmd, int arg): see kern/abi/profile.h.
 extern "C" u64 sys_profile() {
+  // The instruction clock is no part of the profile lab: it is served before the lab's code.
+  if (argint(1) == PROF_CLOCK) {
+    SleepGuard g(prof_lock);
+    return set_clock(argint(2)) == 0 ? 0 : ERR;
+  }
   // LAB profile/syscall BEGIN: implement profile(2), see labs/profile/README.md, task 1
   int pid = argint(0);
   int cmd = argint(1);

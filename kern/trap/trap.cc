@@ -25,6 +25,7 @@
 #include "lib/linker.h"
 #include "lib/printf.h"
 #include "mm/vm.h"
+#include "profile/profiler.h"
 #include "proc/proc.h"
 #include "syscall/syscall.h"
 #include "trap/plic.h"
@@ -52,6 +53,10 @@ Intr devintr(u64 scause, KernelFrame *kf) {
   }
   if (scause == static_cast<u64>(Cause::TimerInterrupt))
     return timer_interrupt(kf) ? Intr::Preempt : Intr::Handled;
+  if (scause == static_cast<u64>(Cause::CounterOverflowInterrupt)) {
+    prof::counter_overflow(kf);
+    return Intr::Handled;
+  }
   return Intr::NotDevice;
 }
 

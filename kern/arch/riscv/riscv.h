@@ -25,9 +25,11 @@ inline constexpr u64 SSTATUS_SUM = 1ull << 18;  // Supervisor may access User me
 inline constexpr u64 SSTATUS_FS = 3ull << 13;   // Floating-point unit state
 
 // sie / sip bits.
-inline constexpr u64 SIE_SSIE = 1ull << 1;  // software
-inline constexpr u64 SIE_STIE = 1ull << 5;  // timer
-inline constexpr u64 SIE_SEIE = 1ull << 9;  // external
+inline constexpr u64 SIE_SSIE = 1ull << 1;     // software
+inline constexpr u64 SIE_STIE = 1ull << 5;     // timer
+inline constexpr u64 SIE_SEIE = 1ull << 9;     // external
+inline constexpr u64 SIE_LCOFIE = 1ull << 13;  // local counter overflow (Sscofpmf)
+inline constexpr u64 SIP_LCOFIP = SIE_LCOFIE;  // its pending bit, which S-mode clears
 
 // scause values.
 inline constexpr u64 SCAUSE_INTERRUPT = 1ull << 63;
@@ -48,6 +50,7 @@ enum class Cause : u64 {
   SoftwareInterrupt = SCAUSE_INTERRUPT | 1,
   TimerInterrupt = SCAUSE_INTERRUPT | 5,
   ExternalInterrupt = SCAUSE_INTERRUPT | 9,
+  CounterOverflowInterrupt = SCAUSE_INTERRUPT | 13,
 };
 
 // Sv39 paging.

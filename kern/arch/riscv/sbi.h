@@ -14,7 +14,13 @@ struct Result {
   long value;
 };
 
-Result call(u64 eid, u64 fid, u64 a0 = 0, u64 a1 = 0, u64 a2 = 0);
+Result call(u64 eid, u64 fid, u64 a0 = 0, u64 a1 = 0, u64 a2 = 0, u64 a3 = 0, u64 a4 = 0);
+
+// Chapter 4: Base extension.
+namespace base {
+inline constexpr u64 EID = 0x10;
+bool probe_extension(u64 eid);  // is extension `eid` implemented?
+}  // namespace base
 
 // Chapter 6: Timer extension ("TIME").
 namespace timer {
@@ -28,6 +34,22 @@ inline constexpr u64 EID = 0x48534D;
 // Start hart `hartid` at physical address `start` in S-mode, a0 = hartid, a1 = opaque.
 Result hart_start(u64 hartid, u64 start, u64 opaque);
 }  // namespace hsm
+
+// Chapter 11: Performance monitoring unit extension ("PMU"). A counter is named by its
+// index; the calls take a base index and a mask of the indexes above it.
+namespace pmu {
+inline constexpr u64 EID = 0x504D55;
+inline constexpr u64 HW_INSTRUCTIONS = 2;  // event index: hardware event, retired instructions
+inline constexpr u64 CFG_CLEAR_VALUE = 1 << 1;
+inline constexpr u64 CFG_SET_MINH = 1 << 7;  // do not count in M-mode (the firmware itself)
+inline constexpr u64 START_SET_INIT_VALUE = 1 << 0;
+long num_counters();
+// Finds a counter among [base, base + 64) chosen by `mask` that can count `event` and
+// configures it: its index, or a negative SBI error.
+long config_matching(u64 base, u64 mask, u64 flags, u64 event);
+long start(u64 index, u64 initial);  // counting up from `initial`; 0 or an SBI error
+long stop(u64 index);                // 0 or an SBI error
+}  // namespace pmu
 
 // Chapter 10: System reset extension ("SRST").
 namespace srst {

@@ -3,6 +3,9 @@
 //   profile PID on|off       start or stop sampling one process
 //   profile all on|off       sample every process, or stop doing so
 //   profile rate HZ          samples a second, 10..10000 (1000 after boot)
+//   profile event instructions N   sample every N retired instructions instead (the
+//                            instruction clock, 10000..1000000000), where the machine has
+//                            a counter-overflow interrupt; `profile event timer` goes back
 //   profile clear            forget every sample recorded so far
 //   profile status           the profiler's state (/proc/profstat); `missed:` counts the
 //                            sampling periods that went by with no sample because the
@@ -44,6 +47,8 @@ constexpr const char *USAGE =
     "usage: profile PID on|off\n"
     "       profile all on|off\n"
     "       profile rate HZ        (10..10000 samples a second)\n"
+    "       profile event timer|instructions N  (the sampling clock: the timer at the\n"
+    "                              rate, or every N retired instructions, 10000..1000000000)\n"
     "       profile clear\n"
     "       profile status         (missed: sampling periods with no sample, because the\n"
     "                              timer interrupt came late: a busy host, or a hart that\n"
@@ -155,6 +160,30 @@ int set_rate(const char *arg) {
   return 0;
 }
 
+// profile event timer | profile event instructions N
+int set_event(int argc, char **argv) {
+  if (argc < 3) usage("event needs timer, or instructions and a count");
+  if (strcmp(argv[2], "timer") == 0) {
+    if (argc > 3) usage("event timer: unexpected '%s'", argv[3]);
+    if (profile(0, PROF_CLOCK, 0) < 0) fail("the kernel refused the timer clock");
+    return 0;
+  }
+  if (strcmp(argv[2], "instructions") != 0) usage("event: unknown event '%s'", argv[2]);
+  if (argc < 4) usage("event instructions needs a count of instructions a sample");
+  if (argc > 4) usage("event instructions: unexpected '%s'", argv[4]);
+  int n;
+  if (!parse_number(argv[3], &n) || n < PROF_MIN_INSNS || n > PROF_MAX_INSNS) {
+    fprintf(2, "profile: instructions must be a number from %d to %d\n", PROF_MIN_INSNS,
+            PROF_MAX_INSNS);
+    return 1;
+  }
+  if (profile(0, PROF_CLOCK, n) < 0)
+    fail(
+        "this machine has no instruction clock (its boot message says `instruction clock: "
+        "none`: QEMU needs -cpu rv64,sscofpmf=true)");
+  return 0;
+}
+
 // profile all on|off
 int switch_all(bool on) {
   if (profile(PROF_ALL_PIDS, on ? PROF_ON : PROF_OFF, 0) == 0) return 0;
@@ -218,6 +247,7 @@ int main(int argc, char **argv) {
     if (argc > 3) usage("rate: unexpected '%s'", argv[3]);
     return set_rate(argv[2]);
   }
+  if (strcmp(verb, "event") == 0) return set_event(argc, argv);
 
   // profile PID|all on|off
   int pid = ANY_PID;

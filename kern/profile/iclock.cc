@@ -1,0 +1,120 @@
+// The instruction clock: a sample every N retired instructions instead of every T
+// microseconds (`profile event instructions N`, PROF_CLOCK in kern/abi/profile.h).
+//
+// The timer samples a process at moments of time; how many instructions it ran between two
+// samples depends on the machine, and even under QEMU's -icount on when the timer interrupt
+// happens to be taken. A counter of retired instructions that interrupts when it overflows
+// gives samples at moments of the program itself: under -icount two runs of a program give
+// the same samples, one for one. This is perf's `-e instructions`.
+//
+// The hardware: the Sscofpmf extension gives each programmable counter an overflow flag and
+// the hart a local counter-overflow interrupt (scause 13), which the firmware delegates to
+// S-mode. The counters themselves belong to M-mode: S-mode configures, starts and stops them
+// through the SBI's PMU extension. So a counter is set to -N (it counts up and overflows
+// after N instructions), and after each overflow it is stopped and started again at -N: two
+// ecalls a sample, which is what this clock costs above the timer's.
+//
+// Where it exists: QEMU 7.2 has Sscofpmf off by default; the Makefile turns it on (`-cpu
+// rv64,sscofpmf=true`). iclock_init() decides once, on the boot hart, before the others
+// start: the interrupt is ours only if sie's counter-overflow enable bit can be set (it is
+// read-only zero unless the firmware delegated the interrupt), the SBI has the PMU
+// extension, and a counter can be configured to count retired instructions. The boot
+// banner says which (`tern: instruction clock: sscofpmf` or `tern: instruction clock:
+// none`); without it PROF_CLOCK refuses every N and the timer stays the only clock.
+//
+// Counters are per hart, and a hart can only program its own. So PROF_CLOCK only records
+// the wanted period; each hart compares it with what its own counter does on each of its
+// timer interrupts (iclock_sync(), called by the sampler's tick), and starts or stops its
+// counter there. While the instruction clock is on, the timer takes no samples.
+
+#include "abi/param.h"
+#include "arch/riscv/riscv.h"
+#include "arch/riscv/sbi.h"
+#include "lib/printf.h"
+#include "proc/proc.h"
+#include "profile/profiler.h"
+
+namespace prof {
+
+namespace {
+
+constinit bool available = false;  // decided by iclock_init() before other harts start
+constinit volatile u64 every = 0;  // instructions per sample; 0: the timer is the clock
+
+struct HartCounter {
+  long index = -1;  // the SBI's counter index, once configured
+  u64 running = 0;  // the period it counts, 0 while stopped
+};
+constinit HartCounter harts[NCPU];
+
+// Configures, on this hart, a programmable counter (index 3 and up: 0..2 are the fixed
+// cycle, time and instret counters, which have no overflow interrupt) to count retired
+// instructions: its index, or a negative SBI error.
+long configure() {
+  long n = sbi::pmu::num_counters();
+  if (n <= 3) return -1;
+  u64 mask = n - 3 >= 64 ? ~0ull : (1ull << (n - 3)) - 1;
+  return sbi::pmu::config_matching(3, mask, sbi::pmu::CFG_CLEAR_VALUE | sbi::pmu::CFG_SET_MINH,
+                                   sbi::pmu::HW_INSTRUCTIONS);
+}
+
+// Counts `period` instructions from now, on this hart's counter.
+void start(HartCounter &h, u64 period) {
+  h.running = sbi::pmu::start(h.index, -period) == 0 ? period : 0;
+}
+
+}  // namespace
+
+void iclock_init() {
+  CSR_SET(sie, riscv::SIE_LCOFIE);
+  bool delegated = (CSR_READ(sie) & riscv::SIE_LCOFIE) != 0;
+  CSR_CLEAR(sie, riscv::SIE_LCOFIE);
+  if (delegated && sbi::base::probe_extension(sbi::pmu::EID)) {
+    long index = configure();
+    if (index >= 0) {
+      harts[cpuid()].index = index;
+      available = true;
+    }
+  }
+  kprintf("tern: instruction clock: %s\n", available ? "sscofpmf" : "none");
+}
+
+void iclock_init_hart() {
+  if (available) CSR_SET(sie, riscv::SIE_LCOFIE);
+}
+
+int set_clock(int instructions) {
+  if (instructions == 0) {
+    every = 0;
+    return 0;
+  }
+  if (!available || instructions < PROF_MIN_INSNS || instructions > PROF_MAX_INSNS) return -1;
+  every = static_cast<u64>(instructions);
+  return 0;
+}
+
+u64 clock_instructions() { return every; }
+
+bool iclock_sync() {
+  u64 want = active() ? every : 0;
+  HartCounter &h = harts[cpuid()];
+  if (h.running != want) {
+    if (h.running != 0) sbi::pmu::stop(h.index);
+    h.running = 0;
+    if (want != 0 && h.index < 0) h.index = configure();
+    if (want != 0 && h.index >= 0) start(h, want);
+  }
+  return every != 0;
+}
+
+void counter_overflow(KernelFrame *kf) {
+  CSR_CLEAR(sip, riscv::SIP_LCOFIP);
+  HartCounter &h = harts[cpuid()];
+  if (h.running == 0) return;  // stopped since it overflowed
+  sbi::pmu::stop(h.index);
+  start(h, h.running);
+  Proc *p = mycpu()->proc;
+  if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time());
+}
+
+}  // namespace prof
