@@ -39,7 +39,6 @@ namespace prof {
 namespace {
 
 constinit bool available = false;  // decided by iclock_init() before other harts start
-constinit volatile u64 every = 0;  // instructions per sample; 0: the timer is the clock
 
 struct HartCounter {
   long index = -1;  // the SBI's counter index, once configured
@@ -58,12 +57,23 @@ long configure() {
                                    sbi::pmu::HW_INSTRUCTIONS);
 }
 
-// Counts `period` instructions from now, on this hart's counter.
+// Counts `period` instructions from now on this hart's counter, stopped before.
 void start(HartCounter &h, u64 period) {
   h.running = sbi::pmu::start(h.index, -period) == 0 ? period : 0;
+  if (h.running != 0) __atomic_fetch_add(&clock_counting, 1, __ATOMIC_RELAXED);
+}
+
+void stop(HartCounter &h) {
+  if (h.running == 0) return;
+  sbi::pmu::stop(h.index);
+  h.running = 0;
+  __atomic_fetch_sub(&clock_counting, 1, __ATOMIC_RELAXED);
 }
 
 }  // namespace
+
+constinit volatile u64 clock_every = 0;
+constinit volatile int clock_counting = 0;
 
 void iclock_init() {
   CSR_SET(sie, riscv::SIE_LCOFIE);
@@ -71,10 +81,10 @@ void iclock_init() {
   CSR_CLEAR(sie, riscv::SIE_LCOFIE);
   if (delegated && sbi::base::probe_extension(sbi::pmu::EID)) {
     long index = configure();
-    if (index >= 0) {
-      harts[cpuid()].index = index;
-      available = true;
-    }
+    available = index >= 0;
+    // Given back until the clock is used: each hart's first iclock_sync() with the clock on
+    // configures one of its own.
+    if (available) sbi::pmu::stop(index, sbi::pmu::STOP_RESET);
   }
   kprintf("tern: instruction clock: %s\n", available ? "sscofpmf" : "none");
 }
@@ -85,22 +95,20 @@ void iclock_init_hart() {
 
 int set_clock(int instructions) {
   if (instructions == 0) {
-    every = 0;
+    clock_every = 0;
     return 0;
   }
   if (!available || instructions < PROF_MIN_INSNS || instructions > PROF_MAX_INSNS) return -1;
-  every = static_cast<u64>(instructions);
+  clock_every = static_cast<u64>(instructions);
   return 0;
 }
 
-u64 clock_instructions() { return every; }
-
 bool iclock_sync() {
+  u64 every = clock_every;
   u64 want = active() ? every : 0;
   HartCounter &h = harts[cpuid()];
   if (h.running != want) {
-    if (h.running != 0) sbi::pmu::stop(h.index);
-    h.running = 0;
+    stop(h);
     if (want != 0 && h.index < 0) h.index = configure();
     if (want != 0 && h.index >= 0) start(h, want);
   }
@@ -111,8 +119,9 @@ void counter_overflow(KernelFrame *kf) {
   CSR_CLEAR(sip, riscv::SIP_LCOFIP);
   HartCounter &h = harts[cpuid()];
   if (h.running == 0) return;  // stopped since it overflowed
-  sbi::pmu::stop(h.index);
-  start(h, h.running);
+  u64 period = h.running;
+  stop(h);
+  start(h, period);
   Proc *p = mycpu()->proc;
   if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time());
 }

@@ -73,10 +73,12 @@ void take(Proc *p, KernelFrame *kf, u64 now);
 void iclock_init();               // boot hart, before the others start: is there one?
 void iclock_init_hart();          // every hart: take its counter-overflow interrupt
 int set_clock(int instructions);  // PROF_CLOCK: 0, or -1 if refused
-u64 clock_instructions();         // instructions a sample; 0 while the timer is the clock
-// On every timer interrupt: starts or stops this hart's counter as PROF_CLOCK last said.
-// True if the instruction clock takes the samples.
+// On a timer interrupt: starts or stops this hart's counter as PROF_CLOCK last said.
+// True if the instruction clock takes the samples. Needed only while iclock_involved().
 bool iclock_sync();
+extern volatile u64 clock_every;     // what PROF_CLOCK last set
+extern volatile int clock_counting;  // harts whose counter runs
+inline bool iclock_involved() { return clock_every != 0 || clock_counting != 0; }
 void counter_overflow(KernelFrame *kf);  // the counter-overflow interrupt
 
 // Counters and the array, for the reader (report.cc) and the syscall.

@@ -305,7 +305,7 @@ void render_profstat(ProcText &out) {
   out.str("flagged: ").num(static_cast<u64>(flagged)).ch('\n');
   out.str("rate: ").num(rate()).ch('\n');
   // What takes the samples: the timer at that rate, or the instruction clock (iclock.cc).
-  if (u64 n = clock_instructions(); n != 0)
+  if (u64 n = clock_every; n != 0)
     out.str("clock: instructions ").num(n).ch('\n');
   else
     out.str("clock: timer\n");

@@ -244,7 +244,7 @@ void tick(KernelFrame *kf, u64 now) {
   Cpu *c = mycpu();
   Proc *p = c->proc;
   bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
-  if (iclock_sync()) {  // the instruction clock takes the samples (iclock.cc)
+  if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
     c->next_sample = 0;
     return;
   }

@@ -47,8 +47,9 @@ long num_counters();
 // Finds a counter among [base, base + 64) chosen by `mask` that can count `event` and
 // configures it: its index, or a negative SBI error.
 long config_matching(u64 base, u64 mask, u64 flags, u64 event);
-long start(u64 index, u64 initial);  // counting up from `initial`; 0 or an SBI error
-long stop(u64 index);                // 0 or an SBI error
+long start(u64 index, u64 initial);        // counting up from `initial`; 0 or an SBI error
+inline constexpr u64 STOP_RESET = 1 << 0;  // and give the counter back
+long stop(u64 index, u64 flags = 0);       // 0 or an SBI error
 }  // namespace pmu
 
 // Chapter 10: System reset extension ("SRST").
