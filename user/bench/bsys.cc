@@ -9,6 +9,8 @@
 //   bsys fread BYTES N       read a file of BYTES, already in the buffer cache, N times
 //   bsys prof FRAMES UNITS HZ   UNITS units of work FRAMES user frames deep, profiled at HZ
 //                               samples a second (HZ 0: not profiled)
+//   bsys iprof FRAMES UNITS N   the same work, profiled on the instruction clock: a sample
+//                               every N instructions (profile(2)'s PROF_CLOCK)
 //   bsys ksys ROUNDS HZ      ROUNDS pipe round trips within one process (time spent in the
 //                            kernel, so samples carry kernel frames), profiled at HZ (or 0)
 //   bsys fill N [SECONDS]    profile this process at the highest rate until the profile
@@ -558,6 +560,23 @@ void bench_prof(int frames, int units, int hz) {
   report_profiled("prof", "units", units, hz, insns, frames);
 }
 
+// The same work sampled by the instruction clock, every `every` instructions. The section
+// switches profiling on; each hart's counter starts at its next timer interrupt.
+void bench_iprof(int frames, int units, int every) {
+  prepare_profile(PROF_DEFAULT_HZ);
+  if (profile(0, PROF_CLOCK, every) < 0) fail("the kernel refused the instruction clock");
+  settle();
+  unsigned long insns;
+  {
+    ProfiledSection section(1);
+    Stopwatch w;
+    sink = on_fresh_chain(frames, units);
+    insns = w.insns();
+  }
+  report_profiled("iprof", "units", units, every, insns, frames);
+  profile(0, PROF_CLOCK, 0);
+}
+
 // One round: 4 KiB through a pipe to ourselves, in 512-byte pieces that never fill it.
 extern "C" __attribute__((noinline)) void pipe_rounds(int rfd, int wfd, int rounds) {
   constexpr int PIECE = 512;
@@ -689,6 +708,8 @@ int main(int argc, char **argv) {
     bench_fread(parse(argv[2], "BYTES"), parse(argv[3], "N"));
   } else if (argc == 5 && strcmp(cmd, "prof") == 0) {
     bench_prof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), parse_hz(argv[4]));
+  } else if (argc == 5 && strcmp(cmd, "iprof") == 0) {
+    bench_iprof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), parse(argv[4], "N"));
   } else if (argc == 4 && strcmp(cmd, "ksys") == 0) {
     bench_ksys(parse(argv[2], "ROUNDS"), parse_hz(argv[3]));
   } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
@@ -705,6 +726,7 @@ int main(int argc, char **argv) {
         "       bsys pipe|fwrite BYTES\n"
         "       bsys fread BYTES N\n"
         "       bsys prof FRAMES UNITS HZ\n"
+        "       bsys iprof FRAMES UNITS N\n"
         "       bsys ksys ROUNDS HZ\n"
         "       bsys fill N [SECONDS]\n"
         "       bsys readtime FILE PASSES [SIZE]\n"

@@ -41,6 +41,7 @@ LINE = re.compile(r"(?m)^bsys: (\w+) (.*)$")
 DEPTHS = (1, 8, 32, 64)
 SLOWDOWN_HZ = (100, 1000, 4000)
 COST_HZ = 1000  # the rate the per-sample costs are measured at
+ICLOCK_EVERY = 1_000_000  # the instruction clock's period there: as many samples as COST_HZ
 MAX_FRAMES = 32  # the kernel's limit per sample (kern/profile/profiler.h)
 
 
@@ -89,7 +90,7 @@ class Unavailable(Exception):
 
 # What bsys says when the kernel refuses the profiler's system call or files.
 REFUSED = re.compile(r"(?m)^bsys: (cannot profile myself|the kernel refused the sampling rate|"
-                     r"cannot clear the profile|cannot (?:open|read) /proc/prof\w*)\s*$")
+                     r"cannot clear the profile|the kernel refused the instruction clock|cannot (?:open|read) /proc/prof\w*)\s*$")
 
 
 class Session:
@@ -178,6 +179,9 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
         figs.append(Figure(f"prof.slowdown.{hz}.sbi", "profiler",
                            f"slowdown of CPU-bound work profiled at {hz} Hz, {CLOCKS['sbi']}",
                            "%", "icount", digits=3, exact=True))
+    figs.append(Figure("prof.sample.8.trap.iclock", "profiler",
+                       "sample, 8-frame user stack: whole counter-overflow trap, instruction "
+                       "clock", "instructions", "icount", digits=1, exact=True))
     # The reader's target: at most 4,000 instructions a sample.
     figs.append(Figure("prof.render.per_sample", "profiler",
                        f"render /proc/profile, per sample ({s.render_samples:,} samples, "
@@ -235,9 +239,29 @@ def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
                     figs[f"prof.slowdown.{hz}"].note = (
                         f"{other['samples']} samples over {base['insns'] / 1e6:,.0f} M "
                         "instructions of work, 8 frames deep")
+    run_instruction_clock(g, s, figs)
     base = g.one(f"ksys {s.ksys_rounds} 0", "ksys")
     prof = g.one(f"ksys {s.ksys_rounds} {COST_HZ}", "ksys")
     add_sample_cost(figs, "kernel", base, prof, expect_frames=None)
+
+
+def run_instruction_clock(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    """The 8-frame sample taken by the instruction clock (kern/profile/iclock.cc), at the
+    same number of samples per instruction as the timer's COST_HZ under -icount."""
+    fig = figs["prof.sample.8.trap.iclock"]
+    if "tern: instruction clock: sscofpmf" not in g.m.boot_output:
+        fig.missing = "the machine has no instruction clock (no Sscofpmf)"
+        return
+    every = ICLOCK_EVERY
+    base = g.one(f"prof 8 {s.work_units} 0", "prof")
+    prof = g.one(f"iprof 8 {s.work_units} {every}", "iprof")
+    if prof["samples"] == 0:
+        fig.missing = "no samples: the work was too short"
+        return
+    fig.add((prof["insns"] - base["insns"]) / prof["samples"])
+    fig.note = (f"{prof['samples']} samples, one every {every:,} instructions: the trap, "
+                f"the sample ({prof['cost_ns']} of them its own work) and the re-arm, which "
+                "stops and starts the counter through two SBI calls")
 
 
 def run_sbi_clock(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
