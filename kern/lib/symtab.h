@@ -68,6 +68,9 @@ class Table {
   }
 
   uint32_t count() const { return m_count; }
+  // Entry i's address and size (0 if unknown), i < count().
+  uint64_t addr(uint32_t i) const { return m_entries[i].addr; }
+  uint32_t size(uint32_t i) const { return m_entries[i].size; }
   bool empty() const { return m_count == 0; }
 
   // The symbol containing addr: the last entry starting at or below addr, if addr is inside

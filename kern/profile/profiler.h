@@ -20,6 +20,7 @@
 #include "abi/profile.h"
 #include "lib/types.h"
 #include "profile/profstate.h"
+#include "profile/prologue.h"
 
 struct Proc;
 struct Inode;
@@ -113,6 +114,8 @@ struct ImageSymbols {
   u32 table_len = 0;
   const u64 *ecalls = nullptr;  // addresses of the ecall instructions in its code, sorted
   u32 necalls = 0;
+  const profwalk::Window *windows = nullptr;  // its prologues and epilogues (prologue.h)
+  u32 nwindows = 0;
 };
 // Register p's current executable (a copy of what symbolization needs of its exe inode)
 // and set p->prof.image. Process context, with prof::lock() held.
@@ -141,6 +144,9 @@ bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len);
 void symbolize_reset();  // forget cached lookups (after clear)
 // Is user address pc inside a system-call stub of the image? (Reads the program's code.)
 bool stub_at(int image, u64 pc);
+// Is the caller of a user pc in ra rather than in the frame chain: in a system-call stub, or
+// in a prologue or epilogue (prologue.h)?
+bool caller_in_ra(int image, u64 pc);
 
 // --- report.cc ---
 void report_init();  // registers /proc/profile and /proc/profstat

@@ -22,6 +22,12 @@
 // whether it does is a question about the code bytes around the pc (walk.h's
 // in_syscall_stub), which the ecall addresses answer without the file.
 //
+// The same holds for a pc in a function's prologue or epilogue, where s0 is still (or again)
+// the caller's frame pointer (prologue.h): load_symbols() scans each function's code once for
+// those windows and keeps them, sorted, in the space its table leaves; caller_in_ra() asks
+// both questions. Only the first CODE_MAX bytes of a function are scanned, and windows that
+// do not fit are left out: a pc there keeps the chain the walk found.
+//
 // Looking up a copy is a binary search in memory, so nothing is cached here (the reader of
 // /proc/profile keeps each frame's rendered text, report.cc). Callers hold prof::lock(),
 // which keeps the copies in place.
@@ -31,6 +37,7 @@
 #include "lib/string.h"
 #include "lib/symtab.h"
 #include "profile/profiler.h"
+#include "profile/prologue.h"
 #include "profile/walk.h"
 
 namespace prof {
@@ -41,6 +48,8 @@ constexpr u32 SHT_SYMTAB = 2;
 constexpr u8 STT_FUNC = 2;
 constexpr u32 PF_X = 1;
 constexpr u32 MAX_ECALLS = 256;  // per program; a usual one has one per system call
+constexpr u32 CODE_MAX = 2048;   // bytes of a function scanned for its windows
+constexpr int FN_WINDOWS = 16;   // windows kept per function
 
 struct SectionHeader {
   u32 name;
@@ -252,6 +261,43 @@ void copy_elf(Inode *ip, const Layout &t, symtab::Builder &b) {
   b.sort();
 }
 
+// Read `len` bytes of code at address `addr` from the executable segment holding all of
+// them; false if none does.
+bool read_code(Inode *ip, const Layout &t, u64 addr, u8 *out, u32 len) {
+  for (int s = 0; s < t.nsegments; s++) {
+    const Segment &sg = t.segments[s];
+    if (addr < sg.vaddr || addr + len > sg.vaddr + sg.filesz) continue;
+    u64 off = sg.offset + (addr - sg.vaddr);
+    if (off + len > 0xffffffffu) return false;
+    return readi(ip, false, reinterpret_cast<u64>(out), static_cast<u32>(off), len) ==
+           static_cast<int>(len);
+  }
+  return false;
+}
+
+// The prologue and epilogue windows of every function in `table`, into out (at most max, in
+// address order, since the table is sorted and functions do not overlap). Returns how many.
+u32 find_windows(Inode *ip, const Layout &t, const symtab::Table &table, profwalk::Window *out,
+                 u32 max) {
+  static u8 code[CODE_MAX];  // callers hold prof::lock()
+  u32 n = 0;
+  for (u32 i = 0; i < table.count() && n < max; i++) {
+    u64 start = table.addr(i);
+    u64 end = table.size(i) != 0      ? start + table.size(i)
+              : i + 1 < table.count() ? table.addr(i + 1)
+                                      : start;
+    u32 len = end - start < CODE_MAX ? static_cast<u32>(end - start) : CODE_MAX;
+    if (len < 2 || !read_code(ip, t, start, code, len)) continue;
+    profwalk::Window w[FN_WINDOWS];
+    int got = profwalk::frame_windows(code, start, len, w, FN_WINDOWS);
+    for (int k = 0; k < got && n < max; k++) {
+      if (n > 0 && w[k].from <= out[n - 1].to) continue;  // keep them sorted and apart
+      out[n++] = w[k];
+    }
+  }
+  return n;
+}
+
 }  // namespace
 
 u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out) {
@@ -279,7 +325,20 @@ u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out) {
     out->table = buf + used;
     out->table_len = len;
   }
-  return used + len;
+  used += (len + 7) & ~7u;
+
+  // The windows in what is left.
+  if (len > 0 && used < cap) {
+    auto *windows = reinterpret_cast<profwalk::Window *>(buf + used);
+    u32 n = find_windows(ip, t, symtab::Table::from(out->table, len), windows,
+                         (cap - used) / sizeof(profwalk::Window));
+    if (n > 0) {
+      out->windows = windows;
+      out->nwindows = n;
+      used += n * sizeof(profwalk::Window);
+    }
+  }
+  return used;
 }
 
 bool symbolize(bool kernel, int image, u64 addr, char *buf, u32 len) {
@@ -301,6 +360,12 @@ bool stub_at(int image, u64 pc) {
   u8 code[12];
   profwalk::ecall_window(syms->ecalls, syms->necalls, pc, code);
   return profwalk::in_syscall_stub(code);
+}
+
+bool caller_in_ra(int image, u64 pc) {
+  const ImageSymbols *syms = image_symbols(image);
+  if (syms == nullptr) return false;
+  return profwalk::in_window(syms->windows, syms->nwindows, pc) || stub_at(image, pc);
 }
 
 void symbolize_reset() {

@@ -521,7 +521,7 @@ def test_stub_caller_follows_pc(shared: Machine) -> None:
         f"in {len(lost)} of {len(in_stub)} samples whose user pc is in a system-call stub, "
         f"the next frame is not the stub's caller ({', '.join(pc.PSYS_STUB_CALLERS)}), e.g. "
         f"{pc.describe(lost[0])}. A stub builds no frame record, so the walk skips its "
-        f"caller; when prof::stub_at(s.image, pc) says the user pc is in a stub, "
+        f"caller; when prof::caller_in_ra(s.image, pc) says the user pc is in a stub, "
         f"Sample::user_ra (the caller) goes right after that pc")
     problems = pc.address_problems(in_stub, table, pc.kernel_symbols())
     assert_no_problems(problems, "frames named after a function that does not hold them")

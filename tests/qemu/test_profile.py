@@ -10,6 +10,7 @@ Each test profiles a program whose call stacks are known and checks what comes b
   sys_read...) on top of the user frames, and the caller of the system-call stub kept.
 * plong: a function whose demangled name is 82 characters must be named whole.
 * pdeep N: exact chains for a shallow recursion, and the 32-frame cut for deep ones.
+* pentry: samples in a function's prologue or epilogue keep its caller.
 * pbadfp KIND: a corrupt user frame pointer (kernel address, unmapped, a self-loop,
   misaligned, the guard page) must give short user chains and never crash anything.
 * two processes at once, a process killed while profiled, "all" mode, read sizes, bad
@@ -290,6 +291,27 @@ def test_long_names_whole(shared: Machine) -> None:
         f"the function's name is {full!r} ({len(full)} characters), but samples name it "
         f"{dict(wrong)}: names should not be cut short (the profile report allows 95 "
         f"characters; a shorter buffer on the way, such as the symbolizer's cache, cuts them)")
+
+
+# --- Prologues and epilogues ----------------------------------------------------------------
+
+
+def test_prologue_and_epilogue_keep_the_caller(shared: Machine) -> None:
+    """pentry calls tiny() over and over; many samples fall where tiny's s0 is still (or
+    again) caller's, and the walk alone would give `tiny <- main`. The caller comes back
+    from ra when the frames are named (kern/profile/prologue.h)."""
+    run, samples = run_samples(shared, 50, "pentry 2")
+    in_tiny = [s for s in samples if pc.innermost_user(s) == "tiny"]
+    assert len(in_tiny) >= 10, (
+        f"pentry spends most of its time in and around tiny; only {len(in_tiny)} of "
+        f"{len(samples)} samples are there: {pc.common_chains(samples)}")
+    wrong = [s for s in in_tiny if pc.names(pc.user_frames(s))[:3] != ["tiny", "caller", "main"]]
+    assert not wrong, (
+        f"{len(wrong)} of {len(in_tiny)} samples in tiny lose its caller: "
+        f"{pc.common_chains(wrong)}; e.g. {pc.describe(wrong[0])}")
+    problems = pc.address_problems(samples, pc.run_symbols("pentry"), pc.kernel_symbols())
+    assert_no_problems(problems, "pentry's addresses")
+    shared.assert_no_failures()
 
 
 # --- Corrupt frame pointers -----------------------------------------------------------------
