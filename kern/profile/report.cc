@@ -165,8 +165,8 @@ u32 render_sample(const Sample &s, bool first, char *out) {
   w.key("samples").begin_array();
   // The frames as recorded, plus the caller of a system-call stub or of a function caught
   // in its prologue or epilogue, which the trap-time walk cannot see (walk.h, prologue.h):
-  // it goes right after the user pc. A sample stays within
-  // MAX_FRAMES, so on a full stack the outermost frame gives way.
+  // it goes right after the user pc. A sample stays within MAX_FRAMES, so on a full stack
+  // the outermost frame gives way.
   u64 frames[MAX_FRAMES];
   int n = 0, nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
   for (int i = 0; i < s.nframes && i < MAX_FRAMES && n < MAX_FRAMES; i++) {
