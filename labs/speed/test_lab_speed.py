@@ -11,7 +11,8 @@ Speed counts only in a kernel that still works. Before any speedup is looked at,
 `gate` fixture checks, on a three-hart machine without -icount, in this order:
 
   * that the workloads and the measuring code are the ones the reference was measured with
-    (their digest, tools/tern/bench/speed.py's MEASURED, against reference.toml's);
+    (each file of tools/tern/bench/speed.py's PROTECTED against reference.toml's digest;
+    every file that differs is named);
   * the lab's own checks (labs/speed/user/spcheck.cc): pipes, sleep locks, copies, each from
     many processes at once, seeded (the seed is printed; SPEED_SEED=N replays one);
   * `usertests -q`: every test passes and no page is lost.
@@ -112,10 +113,10 @@ def run_checks(m: Machine, seed: int) -> list[str]:
 def gate(request: pytest.FixtureRequest, _shared_holder) -> str:
     """Why speed does not count in this tree, or "" if it does (see the top)."""
     def compute() -> str:
-        reference = speed.load_reference()
-        if speed.digest() != reference["digest"]:
-            return ("the workloads or the measuring code differ from the starter's (digest "
-                    f"of {', '.join(speed.MEASURED)}); put them back as they were")
+        differ = speed.differences(speed.load_reference()["digest"])
+        if differ:
+            return ("protected files differ from the starter's: "
+                    f"{', '.join(differ)}; put them back as they were")
         seed = seed_from_env("SPEED_SEED")
         return "; ".join(run_checks(_shared_holder.get(), seed))
     return once_per_run(request, "gate", compute)

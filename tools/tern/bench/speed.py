@@ -13,8 +13,10 @@ counted (the workloads write no file), so two runs of the same tree give the sam
 
 The grade (labs/speed/test_lab_speed.py) divides the starter's counts, recorded in
 reference.toml, by a submission's. They are only comparable if both were measured by the
-same workloads and the same measuring code, so reference.toml also records a digest of
-those files (MEASURED), and the grade refuses a tree whose digest differs.
+same workloads and the same measuring code, so reference.toml also records the digest of
+each of those files (PROTECTED: the files git tracks under those paths, so that a build
+output or an editor's backup beside them changes nothing), and the grade refuses a tree
+whose files differ from them, naming each one that does.
 """
 
 from __future__ import annotations
@@ -39,26 +41,57 @@ WORKLOADS = {
     "copy": "spcopy 20",
 }
 # What the counts depend on besides the kernel: the workloads, the measuring program and
-# the library under both, and this measuring code.
-MEASURED = ("labs/speed/user", "user/bench/bsys.cc", "user/lib", "user/user.ld",
-            "tools/tern/bench/icount.py", "tools/tern/bench/speed.py")
+# the library under both, and this measuring code. Paths of files or folders; a folder
+# stands for the files git tracks in it.
+PROTECTED = ("labs/speed/user", "user/bench/bsys.cc", "user/lib", "user/user.ld",
+             "tools/tern/bench/icount.py", "tools/tern/bench/speed.py")
 REFERENCE = "labs/speed/reference.toml"
 REFERENCE_COMMAND = "tools/speed --reference"
 RUN_TIMEOUT = 300  # s for one workload, both runs, at GRADE_TIMEOUT_SCALE=1
 
 
-def digest(root: Path = REPO) -> str:
-    """A SHA-256 over the MEASURED files of the tree at `root`: their paths and contents."""
-    h = hashlib.sha256()
-    for name in MEASURED:
-        path = root / name
-        files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for f in files:
-            if "__pycache__" in f.parts:
-                continue
-            h.update(f.relative_to(root).as_posix().encode() + b"\0")
-            h.update(f.read_bytes() + b"\0")
-    return h.hexdigest()
+def is_repository(root: Path) -> bool:
+    """True if `root` is the top of a git work tree (a checkout, a worktree, a starter)."""
+    top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True)
+    return top.returncode == 0 and Path(top.stdout.strip()).resolve() == root.resolve()
+
+
+def protected_files(root: Path = REPO) -> list[str]:
+    """The files git tracks under PROTECTED in the repository at `root`, sorted."""
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "--", *PROTECTED],
+                            capture_output=True, check=True).stdout.decode()
+    return sorted(name for name in listed.split("\0") if name)
+
+
+def file_digest(path: Path) -> str:
+    """The SHA-256 of one file's contents, or "missing" if there is no such file."""
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
+
+
+def digest(root: Path = REPO, files: list[str] | None = None) -> dict[str, str]:
+    """path -> SHA-256 of each protected file of the tree at `root`: of `files`, or of the
+    files git tracks under PROTECTED there. Untracked files never count."""
+    names = protected_files(root) if files is None else files
+    return {name: file_digest(root / name) for name in sorted(names)}
+
+
+def differences(recorded: dict[str, str], root: Path = REPO) -> list[str]:
+    """The protected files of the tree at `root` that differ from `recorded` (reference.toml's
+    digest), each as "PATH (changed)", "(missing)" or "(added)". A tree that is not a git
+    repository (a copied or uploaded one) is checked for the recorded files only."""
+    found = digest(root, list(recorded))
+    if is_repository(root):
+        found |= digest(root, [n for n in protected_files(root) if n not in recorded])
+    out = []
+    for name in sorted(found):
+        if name not in recorded:
+            out.append(f"{name} (added)")
+        elif found[name] == "missing":
+            out.append(f"{name} (missing)")
+        elif found[name] != recorded[name]:
+            out.append(f"{name} (changed)")
+    return out
 
 
 def measure(root: Path = REPO, name: str = "speed-icount") -> dict[str, int]:
@@ -73,20 +106,23 @@ def measure(root: Path = REPO, name: str = "speed-icount") -> dict[str, int]:
 
 
 def load_reference(root: Path = REPO) -> dict:
-    """reference.toml: {"digest": ..., "starter": {workload: count}}."""
+    """reference.toml: {"starter": {workload: count}, "digest": {path: SHA-256}}."""
     return tomllib.loads((root / REFERENCE).read_text())
 
 
-def write_reference(counts: dict[str, int], measured_digest: str, root: Path = REPO) -> None:
+def write_reference(counts: dict[str, int], digests: dict[str, str],
+                    root: Path = REPO) -> None:
     lines = [
         "# The speed lab's reference: the starter's instruction count of each workload",
-        "# (tools/tern/bench/speed.py), and the digest of the files the counts depend on.",
+        "# (tools/tern/bench/speed.py), and the digest of each file the counts depend on.",
         f"# Made by `{REFERENCE_COMMAND}`: remake it after any change to the kernel outside",
-        "# the lab's regions, to the workloads or to the measuring code.",
-        f'digest = "{measured_digest}"',
+        "# the lab's regions, or to a file of the digest.",
         "",
         "[starter]",
         *(f"{workload} = {count}" for workload, count in counts.items()),
+        "",
+        "[digest]",
+        *(f'"{name}" = "{sha}"' for name, sha in digests.items()),
         "",
     ]
     (root / REFERENCE).write_text("\n".join(lines))
@@ -107,9 +143,9 @@ def make_reference() -> dict[str, int]:
         for line in out.splitlines():
             workload, count = line.split()
             counts[workload] = int(count)
-        starter_digest = digest(dest)
-    if starter_digest != digest():
-        raise SystemExit("the starter's measured files differ from ours: see MEASURED")
+        differ = differences(digest(), dest)
+    if differ:
+        raise SystemExit(f"the starter's protected files differ from ours: {', '.join(differ)}")
     return counts
 
 

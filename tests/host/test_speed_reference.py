@@ -1,0 +1,81 @@
+"""The speed lab's guard on its measurement (tools/tern/bench/speed.py): the digest of the
+protected files that labs/speed/reference.toml records, and what the grade says when a tree's
+files differ from it.
+
+Each test works on a small git repository holding a copy of this tree's protected files.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tern.bench import speed
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def git(tree: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(tree), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A repository with a copy of every protected file of this tree, committed."""
+    out = tmp_path / "tree"
+    for name in speed.protected_files(ROOT):
+        (out / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / name, out / name)
+    git(out, "init", "-q")
+    git(out, "add", "-A")
+    git(out, "commit", "-q", "-m", "protected files")
+    return out
+
+
+def test_untracked_files_do_not_count(tree: Path) -> None:
+    """A build output or an editor's backup beside a workload changes nothing."""
+    before = speed.digest(tree)
+    (tree / "labs/speed/user/spfiles.cc~").write_text("an editor's backup\n")
+    (tree / "user/lib/string.o").write_bytes(b"\x7fELF an object file")
+    (tree / "user/bench/bsys.cc.orig").write_text("a patch's leftover\n")
+    assert speed.digest(tree) == before
+    assert speed.differences(before, tree) == []
+
+
+def test_differences_name_each_file(tree: Path) -> None:
+    recorded = speed.digest(tree)
+    with open(tree / "labs/speed/user/spfiles.cc", "a") as f:
+        f.write("// changed\n")
+    (tree / "user/bench/bsys.cc").unlink()
+    (tree / "user/lib/fast.cc").write_text("int fast;\n")
+    git(tree, "add", "user/lib/fast.cc")
+    assert speed.differences(recorded, tree) == [
+        "labs/speed/user/spfiles.cc (changed)",
+        "user/bench/bsys.cc (missing)",
+        "user/lib/fast.cc (added)",
+    ]
+
+
+def test_a_tree_without_git_is_checked_for_the_recorded_files(tree: Path) -> None:
+    """An uploaded or copied tree has no repository: the recorded files are checked, and a
+    file beside them is not."""
+    recorded = speed.digest(tree)
+    copy = tree.parent / "copy"
+    shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git"))
+    (copy / "user/lib/fast.cc").write_text("int fast;\n")
+    assert speed.differences(recorded, copy) == []
+    (copy / "labs/speed/user/sppipe.cc").write_text("int main() { return 0; }\n")
+    assert speed.differences(recorded, copy) == ["labs/speed/user/sppipe.cc (changed)"]
+
+
+def test_reference_records_the_protected_files_of_this_tree() -> None:
+    """Else `make grade LAB=speed` refuses our own tree."""
+    reference = speed.load_reference(ROOT)
+    assert list(reference["digest"]) == speed.protected_files(ROOT), (
+        f"run `{speed.REFERENCE_COMMAND}`")
+    differ = speed.differences(reference["digest"], ROOT)
+    assert not differ, f"{differ}: run `{speed.REFERENCE_COMMAND}`"
