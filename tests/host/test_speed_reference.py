@@ -7,6 +7,7 @@ Each test works on a small git repository holding a copy of this tree's protecte
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -79,3 +80,56 @@ def test_reference_records_the_protected_files_of_this_tree() -> None:
         f"run `{speed.REFERENCE_COMMAND}`")
     differ = speed.differences(reference["digest"], ROOT)
     assert not differ, f"{differ}: run `{speed.REFERENCE_COMMAND}`"
+
+
+# The programs the grade runs: the gate's (labs/speed/test_lab_speed.py), the measuring one,
+# and the workloads.
+GRADED_PROGRAMS = ("spcheck", "usertests", "bsys",
+                   *(command.split()[0] for command in speed.WORKLOADS.values()))
+PROGRAM_DIRS = ("user/bin", "user/tests", "user/demo", "user/bench", "labs/speed/user")
+INCLUDE = re.compile(r'(?m)^#include "([^"]+)"')
+
+
+def program_sources(name: str) -> list[Path]:
+    """A user program's sources (the Makefile's rule: NAME.cc or a folder NAME/)."""
+    for folder in PROGRAM_DIRS:
+        if (ROOT / folder / f"{name}.cc").is_file():
+            return [ROOT / folder / f"{name}.cc"]
+        if (ROOT / folder / name).is_dir():
+            return sorted((ROOT / folder / name).glob("*.*"))
+    raise AssertionError(f"no sources of {name} in {PROGRAM_DIRS}")
+
+
+def included(sources: list[Path]) -> set[Path]:
+    """`sources` and every file they include, transitively (user programs look in their own
+    folder, user/ and kern/)."""
+    seen: set[Path] = set()
+    todo = list(sources)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in INCLUDE.findall(path.read_text()):
+            for base in (path.parent, ROOT / "user", ROOT / "kern"):
+                if (base / name).is_file():
+                    todo.append((base / name).resolve())
+                    break
+    return seen
+
+
+@pytest.mark.parametrize("program", GRADED_PROGRAMS)
+def test_what_the_grade_runs_is_protected(program: str) -> None:
+    """A program the gate or the measurement runs, and every header it is compiled with
+    (kern/abi/param.h's NPROC among them), is in the digest: else a student could make the
+    gate easier or the workload lighter instead of the kernel faster."""
+    protected = set(speed.protected_files(ROOT))
+    sources = included(program_sources(program) + sorted((ROOT / "user/lib").glob("*.cc")))
+    loose = sorted(p.relative_to(ROOT).as_posix() for p in sources
+                   if p.relative_to(ROOT).as_posix() not in protected)
+    assert not loose, f"{program} is compiled from files PROTECTED leaves out: {loose}"
+
+
+def test_the_kernel_limits_are_protected() -> None:
+    """NPROC sizes the process table that wakeup() scans: fewer slots, a cheaper scan."""
+    assert "kern/abi/param.h" in speed.protected_files(ROOT)

@@ -40,11 +40,18 @@ WORKLOADS = {
     "pipe": "sppipe 2000",
     "copy": "spcopy 20",
 }
-# What the counts depend on besides the kernel: the workloads, the measuring program and
-# the library under both, and this measuring code. Paths of files or folders; a folder
-# stands for the files git tracks in it.
-PROTECTED = ("labs/speed/user", "user/bench/bsys.cc", "user/lib", "user/user.ld",
-             "tools/tern/bench/icount.py", "tools/tern/bench/speed.py")
+# What the counts and the correctness gate depend on besides the kernel's code, so that a
+# student cannot win by changing them (the handout lists them and says why). Paths of
+# files or folders; a folder stands for the files git tracks in it.
+PROTECTED = (
+    "labs/speed/user",             # the workloads, and spcheck, the gate's checks
+    "labs/speed/test_lab_speed.py",  # the gate and the tiers
+    "user/tests/usertests",        # the gate's other half: every test, no page lost
+    "user/bench/bsys.cc",          # the measuring program
+    "user/lib", "user/user.ld",    # compiled into all of them
+    "kern/abi",                    # limits and layouts they are compiled with: NPROC, NBUF...
+    "tools/tern/bench/icount.py", "tools/tern/bench/speed.py",  # the measuring code
+)
 REFERENCE = "labs/speed/reference.toml"
 REFERENCE_COMMAND = "tools/speed --reference"
 RUN_TIMEOUT = 300  # s for one workload, both runs, at GRADE_TIMEOUT_SCALE=1
