@@ -22,6 +22,7 @@ Slow (a starter built from scratch, then a build and a grader run per mutant):
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Iterator
@@ -69,7 +70,12 @@ def test_reference_is_current(starter: Path, record_property) -> None:
         f"run `{speed.REFERENCE_COMMAND}`")
     result = run([str(starter / "tools" / "speed"), "--print"], starter, 600)
     assert result.returncode == 0, f"tools/speed failed in the starter:\n{result.stderr}"
-    counts = {w: int(c) for w, c in (line.split() for line in result.stdout.splitlines())}
+    measured = json.loads(result.stdout)
+    counts = measured["counts"]
+    assert measured["platform"] == reference["platform"], (
+        f"this machine is not the one the reference was counted on: "
+        f"{speed.platform_note(reference['platform'], measured['platform'])}; run "
+        f"`{speed.REFERENCE_COMMAND}` if the course's machine changed")
     assert counts == reference["starter"], (
         f"the starter counts {counts}, the reference says {reference['starter']}: run "
         f"`{speed.REFERENCE_COMMAND}` (the kernel changed outside the lab's regions?)")

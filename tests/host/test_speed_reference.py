@@ -133,3 +133,41 @@ def test_what_the_grade_runs_is_protected(program: str) -> None:
 def test_the_kernel_limits_are_protected() -> None:
     """NPROC sizes the process table that wakeup() scans: fewer slots, a cheaper scan."""
     assert "kern/abi/param.h" in speed.protected_files(ROOT)
+
+
+# What a boot on QEMU 7.2 with Sstc printed (OpenSBI's banner, then the kernel's), cut short.
+BOOT = """
+OpenSBI v1.1
+   ____                    _____ ____ _____
+Boot HART ISA Extensions  : time,sstc
+
+tern: booting on hart 0
+tern: timer: sstc
+tern: 1 harts, 128 MiB memory
+"""
+VERSION = "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\nCopyright...\n"
+
+
+def test_platform_is_read_from_the_version_and_the_boot() -> None:
+    assert speed.platform(VERSION, BOOT) == {
+        "qemu": "7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)", "opensbi": "v1.1",
+        "timer": "sstc"}
+    no_sstc = BOOT.replace("tern: timer: sstc", "tern: timer: sbi")
+    assert speed.platform("", no_sstc) == {"qemu": "unknown", "opensbi": "v1.1",
+                                           "timer": "sbi"}
+
+
+def test_reference_records_the_platform() -> None:
+    recorded = speed.load_reference(ROOT)["platform"]
+    assert set(recorded) == set(speed.PLATFORM)
+    assert "unknown" not in recorded.values(), recorded
+
+
+def test_another_platform_is_named_in_the_note() -> None:
+    recorded = speed.platform(VERSION, BOOT)
+    assert speed.platform_note(recorded, dict(recorded)) == ""
+    home = dict(recorded, qemu="8.2.2 (Debian 1:8.2.2+ds-0ubuntu1)", timer="sbi")
+    note = speed.platform_note(recorded, home)
+    assert note == ("NOTE: another machine than the reference's (QEMU 8.2.2 (Debian "
+                    "1:8.2.2+ds-0ubuntu1), not 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3); "
+                    "timer sbi, not sstc)")

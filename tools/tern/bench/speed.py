@@ -17,16 +17,26 @@ same workloads and the same measuring code, so reference.toml also records the d
 each of those files (PROTECTED: the files git tracks under those paths, so that a build
 output or an editor's backup beside them changes nothing), and the grade refuses a tree
 whose files differ from them, naming each one that does.
+
+The counts depend on the machine too: the QEMU that emulates it, the OpenSBI under the
+kernel (its code runs, and counts, for every SBI call), and the timer the kernel chose at
+boot (kern/trap/timer.cc: Sstc's stimecmp or an SBI call per re-arm). reference.toml
+records the three (PLATFORM); a grade measured on another platform still counts, but each
+speed test's note says that the machine differs (see the handout, "Grading", for why it
+warns and does not refuse).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import re
 import subprocess
 import sys
 import tempfile
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 from tern import REPO
@@ -101,23 +111,68 @@ def differences(recorded: dict[str, str], root: Path = REPO) -> list[str]:
     return out
 
 
-def measure(root: Path = REPO, name: str = "speed-icount") -> dict[str, int]:
-    """The count of every workload, on one fresh machine of the tree at `root` (built)."""
+# What the counts depend on outside the tree: name -> what it is, in words.
+PLATFORM = {
+    "qemu": "QEMU",        # `qemu-system-riscv64 --version`
+    "opensbi": "OpenSBI",  # the firmware's boot banner
+    "timer": "timer",      # kern/trap/timer.cc's boot line: sstc or sbi
+}
+QEMU_VERSION = re.compile(r"QEMU emulator version (.+)")
+OPENSBI_VERSION = re.compile(r"(?m)^OpenSBI (v\S+)")
+TIMER = re.compile(r"(?m)^tern: timer: (\w+)")
+
+
+def platform(qemu_version: str, boot_output: str) -> dict[str, str]:
+    """PLATFORM's values, from what `QEMU --version` and a boot printed ("unknown" for a
+    value that neither says)."""
+    found = {"qemu": QEMU_VERSION.search(qemu_version),
+             "opensbi": OPENSBI_VERSION.search(boot_output),
+             "timer": TIMER.search(boot_output)}
+    return {key: match.group(1).strip() if match else "unknown"
+            for key, match in found.items()}
+
+
+def platform_note(recorded: dict[str, str], found: dict[str, str]) -> str:
+    """What a count taken on the platform `found` must say when it is not the reference's
+    (`recorded`, reference.toml's), or "" when it is. Short, so that it fits on the grade's
+    line for a test, in front of the test's own words."""
+    differ = [f"{PLATFORM[key]} {found.get(key, 'unknown')}, not {recorded.get(key, 'unknown')}"
+              for key in PLATFORM if found.get(key) != recorded.get(key)]
+    return f"NOTE: another machine than the reference's ({'; '.join(differ)})" if differ else ""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    counts: dict[str, int]  # workload -> instructions
+    platform: dict[str, str]  # PLATFORM's values
+
+
+def measurement(root: Path = REPO, name: str = "speed-icount") -> Measurement:
+    """The count of every workload, on one fresh machine of the tree at `root` (built), and
+    that machine's platform."""
     counts = {}
     with Machine(1, name=name, extra_args=ICOUNT_ARGS, root=root) as m:
-        m.boot()
+        boot_output = m.boot()
+        version = subprocess.run([m.argv[0], "--version"], capture_output=True,
+                                 text=True).stdout
         session = Session(m)
         for workload, command in WORKLOADS.items():
             counts[workload] = session.program(command, timeout=RUN_TIMEOUT)
-    return counts
+    return Measurement(counts, platform(version, boot_output))
+
+
+def measure(root: Path = REPO, name: str = "speed-icount") -> dict[str, int]:
+    """The count of every workload, on one fresh machine of the tree at `root` (built)."""
+    return measurement(root, name).counts
 
 
 def load_reference(root: Path = REPO) -> dict:
-    """reference.toml: {"starter": {workload: count}, "digest": {path: SHA-256}}."""
+    """reference.toml: {"starter": {workload: count}, "platform": {PLATFORM's values},
+    "digest": {path: SHA-256}}."""
     return tomllib.loads((root / REFERENCE).read_text())
 
 
-def write_reference(counts: dict[str, int], digests: dict[str, str],
+def write_reference(counts: dict[str, int], machine: dict[str, str], digests: dict[str, str],
                     root: Path = REPO) -> None:
     lines = [
         "# The speed lab's reference: the starter's instruction count of each workload",
@@ -128,6 +183,10 @@ def write_reference(counts: dict[str, int], digests: dict[str, str],
         "[starter]",
         *(f"{workload} = {count}" for workload, count in counts.items()),
         "",
+        "# The machine they were counted on: a grade elsewhere says so.",
+        "[platform]",
+        *(f"{key} = {json.dumps(machine[key])}" for key in PLATFORM),
+        "",
         "[digest]",
         *(f'"{name}" = "{sha}"' for name, sha in digests.items()),
         "",
@@ -135,7 +194,7 @@ def write_reference(counts: dict[str, int], digests: dict[str, str],
     (root / REFERENCE).write_text("\n".join(lines))
 
 
-def make_reference() -> dict[str, int]:
+def make_reference() -> Measurement:
     """Make the starter, build it, measure it there (with its own copy of this code)."""
     with tempfile.TemporaryDirectory(prefix="speed-starter-") as tmp:
         dest = Path(tmp) / "starter"
@@ -146,14 +205,11 @@ def make_reference() -> dict[str, int]:
         out = subprocess.run([sys.executable, "-m", "tern.bench.speed", "--print"], cwd=dest,
                              env={"PYTHONPATH": str(dest / "tools"), "PATH": "/usr/bin:/bin"},
                              check=True, capture_output=True, text=True).stdout
-        counts = {}
-        for line in out.splitlines():
-            workload, count = line.split()
-            counts[workload] = int(count)
+        measured = Measurement(**json.loads(out))
         differ = differences(digest(), dest)
     if differ:
         raise SystemExit(f"the starter's protected files differ from ours: {', '.join(differ)}")
-    return counts
+    return measured
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,29 +217,36 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=1, help="runs, each on a fresh machine")
     parser.add_argument("--reference", action="store_true",
                         help=f"measure the starter and write {REFERENCE}")
-    parser.add_argument("--print", action="store_true", help="only `workload count` lines")
+    parser.add_argument("--print", action="store_true",
+                        help="only the counts and the platform, as JSON")
     args = parser.parse_args(argv)
     if args.reference:
-        counts = make_reference()
-        write_reference(counts, digest())
-        for workload, count in counts.items():
+        measured = make_reference()
+        write_reference(measured.counts, measured.platform, digest())
+        for workload, count in measured.counts.items():
             print(f"{workload:6} {count:>12,}  starter")
+        print(", ".join(f"{PLATFORM[key]} {measured.platform[key]}" for key in PLATFORM))
         print(f"wrote {REFERENCE}")
         return 0
     if args.print:
-        for workload, count in measure().items():
-            print(workload, count)
+        measured = measurement()
+        print(json.dumps({"counts": measured.counts, "platform": measured.platform}))
         return 0
-    reference = load_reference()["starter"]
-    runs = [measure() for _ in range(args.runs)]
+    reference = load_reference()
+    starter = reference["starter"]
+    runs = [measurement() for _ in range(args.runs)]
     print(f"{'workload':8} {'starter':>12} " + " ".join(f"{'run ' + str(i + 1):>12}"
                                                       for i in range(len(runs))) + "  ratio")
     for workload in WORKLOADS:
-        counts = [run[workload] for run in runs]
-        ratio = reference[workload] / counts[0]
-        print(f"{workload:8} {reference[workload]:>12,} "
+        counts = [run.counts[workload] for run in runs]
+        ratio = starter[workload] / counts[0]
+        print(f"{workload:8} {starter[workload]:>12,} "
               + " ".join(f"{c:>12,}" for c in counts) + f"  {ratio:.2f}x")
-    if any(run != runs[0] for run in runs):
+    note = platform_note(reference.get("platform", {}), runs[0].platform)
+    if note:
+        print(f"{note}: the course's machine's counts decide the grade "
+              "(labs/speed/README.md, \"Grading\")")
+    if any(run.counts != runs[0].counts for run in runs):
         print("the runs differ")
         return 1
     return 0
