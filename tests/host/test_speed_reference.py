@@ -171,3 +171,13 @@ def test_another_platform_is_named_in_the_note() -> None:
     assert note == ("NOTE: another machine than the reference's (QEMU 8.2.2 (Debian "
                     "1:8.2.2+ds-0ubuntu1), not 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3); "
                     "timer sbi, not sstc)")
+
+
+def test_a_machine_without_git_checks_the_recorded_files(tree: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A grading machine may have no git: the tree is then checked as one without a
+    repository, not refused with an error."""
+    recorded = speed.digest(tree)
+    (tree / "user/bench/bsys.cc").write_text("int main() { return 0; }\n")
+    monkeypatch.setenv("PATH", str(tree / "no-such-folder"))
+    assert speed.differences(recorded, tree) == ["user/bench/bsys.cc (changed)"]

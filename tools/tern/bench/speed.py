@@ -68,9 +68,13 @@ RUN_TIMEOUT = 300  # s for one workload, both runs, at GRADE_TIMEOUT_SCALE=1
 
 
 def is_repository(root: Path) -> bool:
-    """True if `root` is the top of a git work tree (a checkout, a worktree, a starter)."""
-    top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
-                         capture_output=True, text=True)
+    """True if `root` is the top of a git work tree (a checkout, a worktree, a starter);
+    False where there is no git at all, as on a grading machine that copies uploads."""
+    try:
+        top = subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                             capture_output=True, text=True)
+    except OSError:
+        return False
     return top.returncode == 0 and Path(top.stdout.strip()).resolve() == root.resolve()
 
 
