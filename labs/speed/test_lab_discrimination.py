@@ -22,6 +22,7 @@ Slow (a starter built from scratch, then a build and a grader run per mutant):
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Iterator
@@ -60,12 +61,21 @@ def test_starter_scores_zero(starter: Path, record_property) -> None:
 
 def test_reference_is_current(starter: Path, record_property) -> None:
     reference = speed.load_reference()
-    assert speed.digest(starter) == reference["digest"], (
-        "the starter's workloads or measuring code differ from the reference's digest: "
+    assert list(reference["digest"]) == speed.protected_files(), (
+        "the reference's digest is not of the files PROTECTED names: "
+        f"run `{speed.REFERENCE_COMMAND}`")
+    differ = speed.differences(reference["digest"], starter)
+    assert not differ, (
+        f"the starter's protected files differ from the reference's digest: {differ}: "
         f"run `{speed.REFERENCE_COMMAND}`")
     result = run([str(starter / "tools" / "speed"), "--print"], starter, 600)
     assert result.returncode == 0, f"tools/speed failed in the starter:\n{result.stderr}"
-    counts = {w: int(c) for w, c in (line.split() for line in result.stdout.splitlines())}
+    measured = json.loads(result.stdout)
+    counts = measured["counts"]
+    assert measured["platform"] == reference["platform"], (
+        f"this machine is not the one the reference was counted on: "
+        f"{speed.platform_note(reference['platform'], measured['platform'])}; run "
+        f"`{speed.REFERENCE_COMMAND}` if the course's machine changed")
     assert counts == reference["starter"], (
         f"the starter counts {counts}, the reference says {reference['starter']}: run "
         f"`{speed.REFERENCE_COMMAND}` (the kernel changed outside the lab's regions?)")
