@@ -217,12 +217,19 @@ deps: ## install every package the project uses (make qemu and make test do it t
 deps-check: deps-test
 
 # --- Tests -----------------------------------------------------------------------------------
-test: deps-test ## install what the tests need if missing, then run every test
+# The pytest suites run on TEST_JOBS pytest-xdist workers (two by default, one per core of
+# the machines this is tested on; TEST_JOBS=1 runs them one after another). Each worker boots
+# its own machines; tests that share an expensive fixture, such as a lab's starter tree, are
+# kept on one worker by an xdist_group mark (the loadgroup distribution).
+TEST_JOBS ?= 2
+TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
+
+test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
-	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
-	$(PYTHON) -m pytest -q -rs tests/qemu tests/grader labs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system

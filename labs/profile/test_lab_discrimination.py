@@ -52,10 +52,12 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield from d.starter_tree("profile", tmp_path_factory)
 
 
+@pytest.mark.xdist_group("profile-starter")  # one build of the starter
 def test_starter_passes_ordinary_tests(starter: Path, record_property) -> None:
     d.check_starter_passes(starter, d.STARTER_SMOKE, "starter-ordinary", record_property)
 
 
+@pytest.mark.xdist_group("profile-starter")  # one build of the starter
 def test_starter_fails_every_lab_test(starter: Path, record_property) -> None:
     d.check_starter_fails(starter, LAB_TESTS, "starter-lab", record_property)
 

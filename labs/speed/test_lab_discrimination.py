@@ -47,6 +47,7 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield from starter_tree("speed", tmp_path_factory)
 
 
+@pytest.mark.xdist_group("speed-starter")  # one build of the starter
 def test_starter_scores_zero(starter: Path, record_property) -> None:
     assert (starter / LAB_TESTS).read_bytes() == (REPO / LAB_TESTS).read_bytes(), (
         "the starter's lab tests differ from ours")
@@ -59,6 +60,7 @@ def test_starter_scores_zero(starter: Path, record_property) -> None:
            f"starter: 0/100, all {len(grade.tests)} speed tests short of their speedup")
 
 
+@pytest.mark.xdist_group("speed-starter")  # one build of the starter
 def test_reference_is_current(starter: Path, record_property) -> None:
     reference = speed.load_reference()
     assert list(reference["digest"]) == speed.protected_files(), (
