@@ -9,6 +9,12 @@
 //   cmd PROF_CLOCK  sample every `arg` retired instructions (PROF_MIN_INSNS..PROF_MAX_INSNS)
 //                   instead of at the rate; 0 goes back to the timer. -1 where the machine
 //                   has no counter-overflow interrupt (kern/profile/iclock.cc)
+//   cmd PROF_STALL  keep interrupts off on the calling hart for `arg` microseconds of the
+//                   `time` clock (0..PROF_STALL_MAX_US), `pid` ignored: a test facility, not
+//                   part of profiling. A timer tick that comes due meanwhile is taken late,
+//                   as after a long spinlock-held stretch, so tests can make late ticks from
+//                   inside the guest (labs/sample's test_late_ticks_*); under QEMU's
+//                   -icount shift=0 a stall of N microseconds is N * 1000 instructions.
 //
 // Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
 // on, a rate or a count out of range. Samples are read as JSON from /proc/profile; /proc/profstat
@@ -20,6 +26,7 @@
 #define PROF_RATE 3
 #define PROF_CLEAR 4
 #define PROF_CLOCK 5
+#define PROF_STALL 6
 
 #define PROF_ALL_PIDS (-1)
 #define PROF_MIN_HZ 10
@@ -27,6 +34,7 @@
 #define PROF_DEFAULT_HZ 1000
 #define PROF_MIN_INSNS 10000
 #define PROF_MAX_INSNS 1000000000
+#define PROF_STALL_MAX_US 10000  // one time slice (QUANTUM_US)
 
 // Minor numbers of the profiler's files under /proc (major PROCFS_MAJOR, see procfs.h).
 #define PROC_PROFILE 1   // /proc/profile: the samples, as JSON

@@ -5,17 +5,15 @@ are tern/discrimination.py's, the same as the profile lab's).
   the ordinary tests of the boot, the utilities and the shell, and fails every test of
   labs/sample/test_lab_sample.py. Its sampler takes no sample, so it scores 0.
 * Mutants (labs/sample/mutants/*.patch), one mistake each, in the clock (late ticks not
-  counted, the deadline not armed), the walks (no leaf rule, a caller's frame
+  counted, or sampled in a burst, the deadline not armed), the walks (no leaf rule, a caller's frame
   pointer followed down the stack, a page-table entry used unchecked, kernel-only pages
   read), the record (a slot claimed without an atomic, a full array overwritten or its
   drops not counted) and the cost (a page walk for every word). Each names the test that
   catches it (`Caught by: test_...`), and that test must fail on one of its own assertions.
 
-Late ticks sampled in a burst have no mutant here: test_late_ticks_not_sampled_in_a_burst
-makes ticks late by stopping QEMU from the host, and how long a stop really lasts depends on
-the host's load (a stop longer than a time slice sends the hart through the scheduler, where
-the burst finds no process), so that mistake is caught only most of the time. It needs a late
-tick the guest itself makes, repeatably, before it can have a mutant again.
+The late ticks are made by the guest, repeatably: on a one-hart machine under -icount,
+pstall has the kernel keep interrupts off for 1 ms at a time (profile(2)'s PROF_STALL), so
+the burst mutant meets the same late ticks on every run, whatever the host's load.
 
 Each case's line is in the terminal summary and in build/grade-logs/lab-discrimination/
 (files named sample-...). Slow, like the profile lab's; spread it with

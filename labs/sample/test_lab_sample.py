@@ -185,52 +185,54 @@ def test_rate_follows_the_sampling_clock(cost_run: Cost | str) -> None:
 
 
 @dataclass(frozen=True)
-class Frozen:
+class Stalled:
     pid: int
     stat: dict[str, str]
     samples: list[pc.Sample]
     rate: int
-    periods: int  # sampling periods that passed while QEMU was stopped
+    periods: int  # sampling periods that passed while interrupts were off
 
 
-# QEMU is stopped FREEZES times for FREEZE_S, each shorter than a time slice (10 ms), so the
-# profiled process usually keeps its hart across the late tick (a time slice that ran out
-# sends the hart through the scheduler instead, where the skipped periods find no process).
-FREEZES, FREEZE_S, FREEZE_GAP_S, FREEZE_RATE = 30, 0.003, 0.02, 2000
+# pstall (user/tests/pstall.cc) profiles itself and STALLS times spins in user mode for
+# STALL_GAP_US, then has the kernel keep interrupts off for STALL_US (profile(2)'s PROF_STALL),
+# on a one-hart machine under -icount: each stall is exactly STALL_US * 1000 instructions, in
+# which the sampling clock's deadline passes STALL_US * STALL_RATE / 1e6 times, and the late
+# tick comes at its end, in the kernel, with pstall still on its hart. The stalls are short
+# beside the 10 ms time slice, so that most late ticks find pstall there (a time slice that
+# ran out sends the hart through the scheduler instead, where the skipped periods find no
+# process to sample).
+STALLS, STALL_US, STALL_GAP_US, STALL_RATE = 20, 1000, 2000, MAX_HZ
 
 
 @pytest.fixture(scope="module")
-def frozen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Frozen | str]:
-    """spin profiled at 2000 Hz on one hart while QEMU is stopped 30 times for 3 ms: each
-    time the guest's clock jumps by six periods while no instruction runs."""
+def stalled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stalled | str]:
+    """pstall profiled at 10,000 Hz on one hart under -icount: 20 times the kernel keeps
+    interrupts off for 1 ms, ten sampling periods."""
+    image = tmp_path_factory.mktemp("stalled") / "stalled.img"
     try:
-        m, image = export_machine(tmp_path_factory.mktemp("frozen"), "frozen", cpus=1)
-        with m:
-            fresh_profile(m, FREEZE_RATE)
-            pid = jobs.start_background(m, "spin 30")
-            try:
-                switch(m, str(pid), True)
-                time.sleep(0.1)
-                for _ in range(FREEZES):
-                    m.freeze(FREEZE_S)
-                    time.sleep(FREEZE_GAP_S)
-                switch(m, str(pid), False)
-                stat = profstat(m)
-            finally:
-                jobs.kill_and_wait_gone(m, pid)
+        with Machine(1, name="test_lab_sample.stalled",
+                     extra_args=icount.ICOUNT_ARGS + export_disk.drive_args(image)) as m:
+            m.boot()
+            fresh_profile(m, STALL_RATE)
+            out = m.run(f"pstall {STALLS} {STALL_US} {STALL_GAP_US}", timeout=RUN_TIMEOUT)
+            assert "pstall: done" in out, f"pstall failed: {out!r}"
+            stat = profstat(m)
             samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
             m.assert_no_failures()
     except AssertionError as err:
-        yield f"profiling spin across a stopped QEMU failed: {err}"
+        yield f"profiling pstall across interrupts-off stretches failed: {err}"
         return
-    yield Frozen(pid, stat, samples, FREEZE_RATE, int(FREEZES * FREEZE_S * FREEZE_RATE))
+    pids = {s["pid"] for s in samples if s.get("comm") == "pstall"}
+    yield Stalled(pids.pop() if len(pids) == 1 else -1, stat, samples, STALL_RATE,
+                  STALLS * STALL_US * STALL_RATE // 1_000_000)
 
 
-def frozen_of(run: Frozen | str) -> Frozen:
+def stalled_of(run: Stalled | str) -> Stalled:
     assert not isinstance(run, str), run
-    assert len(run.samples) >= 100, (
-        f"spin was profiled at {run.rate} Hz for over half a second, but only "
-        f"{len(run.samples)} samples came back")
+    mine = pc.of_pid(run.samples, run.pid)
+    assert len(mine) >= 100, (
+        f"pstall was profiled at {run.rate} Hz for {STALLS * (STALL_US + STALL_GAP_US) / 1000:.0f}"
+        f" ms of guest time, but only {len(mine)} of its samples came back")
     return run
 
 
@@ -247,27 +249,27 @@ def bursts(steps: list[int], short: float) -> int:
 
 
 @points(9)
-def test_late_ticks_not_sampled_in_a_burst(frozen: Frozen | str) -> None:
-    run = frozen_of(frozen)
+def test_late_ticks_not_sampled_in_a_burst(stalled: Stalled | str) -> None:
+    run = stalled_of(stalled)
     period_us = 1e6 / run.rate
     steps = pc.same_hart_steps(pc.of_pid(run.samples, run.pid))
     found = bursts(steps, period_us / 5)
-    # A tick late by nearly a period gives one short step, on a busy host; two in a row
-    # do not happen by chance.
+    # Under -icount a right clock gives no short step at all; the margin is for a sample
+    # that the scheduler's own late ticks may bring close to another.
     assert found <= 2, (
-        f"{found} times, three or more samples of spin came less than {period_us / 5:.0f} us "
-        f"apart on one hart at {run.rate} Hz (a period is {period_us:.0f} us): after a late "
-        f"timer interrupt (QEMU was stopped for {FREEZE_S * 1000:.0f} ms, {FREEZES} times), "
-        f"the skipped periods were sampled in a burst. tick() must move the deadline past "
-        f"`now`, not one period at a time")
+        f"{found} times, three or more samples of pstall came less than {period_us / 5:.0f} "
+        f"us apart on one hart at {run.rate} Hz (a period is {period_us:.0f} us): after a "
+        f"late timer interrupt (the kernel kept interrupts off for {STALL_US} us, {STALLS} "
+        f"times), the skipped periods were sampled in a burst. tick() must move the deadline "
+        f"past `now`, not one period at a time")
 
 
 @points(8)
-def test_late_ticks_counted_as_missed(frozen: Frozen | str) -> None:
-    run = frozen_of(frozen)
+def test_late_ticks_counted_as_missed(stalled: Stalled | str) -> None:
+    run = stalled_of(stalled)
     missed = int(run.stat.get("missed", "0"))
     assert missed >= run.periods // 2, (
-        f"QEMU was stopped {FREEZES} times for {FREEZE_S * 1000:.0f} ms while spin ran "
+        f"the kernel kept interrupts off {STALLS} times for {STALL_US} us while pstall ran "
         f"profiled at {run.rate} Hz: about {run.periods} sampling periods passed unseen, but "
         f"/proc/profstat says `missed: {missed}`. tick() must add the periods it skips to "
         f"`missed`")

@@ -68,7 +68,7 @@ USAGE_PROGRAMS: dict[str, tuple[int, int | None, list[str]]] = {
     "bytewise": (0, 1, ["0", "257", "-8"]), "crc": (0, 1, ["0", "1025", "-1"]),
     "psys": (0, 1, ["-1"]), "spin": (0, 1, []), "crashwork": (0, 2, ["x"]),
     "pbadfp": (1, 2, ["nowhere"]), "pdeep": (1, 2, ["0", "101"]), "plong": (0, 1, ["-1"]),
-    "pnames": (1, 2, ["0", "101"]),
+    "pnames": (1, 2, ["0", "101"]), "pstall": (2, 3, ["0"]),
     "profrace": (0, 3, []), "bsys": (1, None, []), "tbadarg": (0, 0, []), "tfault": (1, 1, []),
     "tformat": (2, 2, []), "tlines": (0, 2, ["0", "9"]),
 }

@@ -522,18 +522,6 @@ class Machine:
     def tail(self, lines: int = TAIL_LINES) -> str:
         return "\n".join(self.output.splitlines()[-lines:])
 
-    def freeze(self, seconds: float) -> None:
-        """Stop QEMU's process for `seconds` of host time (SIGSTOP, then SIGCONT), as a busy
-        host does to a guest. Without -icount the guest's clock follows the host's, so it
-        jumps by as much: every timer deadline in between passes while no hart runs."""
-        if self._child is None or not self.alive:
-            raise self.error("freeze: the machine is not running")
-        os.kill(self._child.pid, signal.SIGSTOP)
-        try:
-            time.sleep(seconds)
-        finally:
-            os.kill(self._child.pid, signal.SIGCONT)
-
     def halt(self, timeout: float = 20) -> None:
         """Type `halt` and wait (scaled) until QEMU has exited; then no failure may show."""
         self.sendline("halt")

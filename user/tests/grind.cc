@@ -357,7 +357,7 @@ void one_call() {
     case 22: close(fd()); break;
     case 23: {
       constexpr int RATES[] = {PROF_MIN_HZ, 100, PROF_DEFAULT_HZ, PROF_MAX_HZ, 0, -5, 1 << 20};
-      int cmd = static_cast<int>(rng.below(7));  // 0, 5 and 6 are not commands
+      int cmd = static_cast<int>(rng.below(7));  // 0 is none; 5 is the clock, 6 a stall
       int pid = rng.one_in(4) ? PROF_ALL_PIDS : some_pid();
       profile(pid, cmd, RATES[rng.below(sizeof(RATES) / sizeof(RATES[0]))]);
       break;
