@@ -292,6 +292,10 @@ Counters counters() {
   if (n > CAPACITY) n = CAPACITY;
   // Only the committed prefix counts: a slot still being written ends it. Within a
   // generation the prefix only grows, so the scan resumes where the last one stopped.
+  // The hint is shared, unlocked state: that is safe because counters() has two callers,
+  // profile_read() and render_profstat() (report.cc), and both call it holding prof::lock(),
+  // the sleep lock of sysprofile.cc, so no two scans run at once. A new caller must hold it
+  // too. (A sleep lock leaves interrupts on: the timer trap never calls counters().)
   static constinit u32 hint_generation = 0, hint = 0;
   u32 i = hint_generation == c.generation && hint <= n ? hint : 0;
   while (i < n && __atomic_load_n(&samples[i].seq, __ATOMIC_ACQUIRE) == tag(c.generation, i)) i++;
