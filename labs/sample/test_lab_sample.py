@@ -37,6 +37,7 @@ points = pytest.mark.points  # the lab is this folder, labs/sample/
 MAX_HZ = 10000  # PROF_MAX_HZ, kern/abi/profile.h
 RUN_TIMEOUT = 60
 FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
+FILL_STILL = 10  # ... in which `recorded:` never stays the same this long
 SAMPLES_TIMEOUT = 30
 # The cost budget for the sampler's own work (record(), `sample cost ns` of /proc/profstat)
 # on an 8-frame user stack, in instructions under -icount. Our solution takes 244 (the same
@@ -506,8 +507,17 @@ def test_full_array_keeps_the_first_samples(shared: Machine) -> None:
     try:
         switch(shared, "all", True)
         deadline = time.monotonic() + FILL_TIMEOUT * timeout_scale()
-        while int((stat := profstat(shared))["recorded"]) < capacity:
-            assert time.monotonic() < deadline, (
+        still = FILL_STILL * timeout_scale()
+        highest, rose = -1, time.monotonic()
+        while (recorded := int((stat := profstat(shared))["recorded"])) < capacity:
+            now = time.monotonic()
+            if recorded > highest:
+                highest, rose = recorded, now
+            assert now - rose < still, (
+                f"`recorded:` stayed at {recorded} for {still:.0f} s while three processes were "
+                f"sampled at {MAX_HZ} Hz, with the sample array ({capacity}) not full: no new "
+                f"sample is being committed. Does record() claim a slot and commit it? {stat}")
+            assert now < deadline, (
                 f"the sample array ({capacity}) did not fill in {FILL_TIMEOUT} s of "
                 f"sampling three processes at {MAX_HZ} Hz: {stat}")
             time.sleep(0.5)
