@@ -205,7 +205,8 @@ def check_starter_passes(starter: Path, tests: Sequence[str], case: str,
 
 
 def check_starter_fails(starter: Path, lab_tests: str, case: str, record_property) -> None:
-    """The starter fails every test of `lab_tests`, which it holds unchanged."""
+    """The starter fails every test of `lab_tests`, which it holds unchanged: each on an
+    assertion of its own ("failed"), not by an error or a skip."""
     ours = (REPO / lab_tests).read_bytes()
     assert (starter / lab_tests).read_bytes() == ours, "the starter's lab tests differ from ours"
     outcomes = pytest_in(starter, [lab_tests])
@@ -213,6 +214,13 @@ def check_starter_fails(starter: Path, lab_tests: str, case: str, record_propert
     passed = [name for name, result in outcomes.results.items() if result == "passed"]
     assert not passed, (
         f"lab tests that the starter passes, so they prove nothing: {passed}\n{outcomes.table()}")
+    # An error or a skip is no verdict: the test never reached its own assertion, so it
+    # shows nothing about whether the starter would lose its points.
+    other = [f"{name} ({result})" for name, result in outcomes.results.items()
+             if result != "failed"]
+    assert not other, (
+        f"lab tests that do not fail on the starter with an assertion of their own, but end "
+        f"in an error or a skip, which proves nothing: {other}\n{outcomes.table()}")
     record(record_property, case, f"starter: all {len(outcomes.results)} lab tests fail")
 
 
