@@ -49,7 +49,8 @@ COST_HZ = 1000
 QUANTUM_NS = 10_000_000  # QUANTUM_US, kern/trap/timer.h, in instructions under -icount
 # The hostile programs (user/tests/pbadfp.cc) and the user chain each must give: the pc alone
 # when the frame pointer leads out of user memory, one more frame where the first record is
-# real but its caller's frame pointer must not be followed.
+# real but its caller's frame pointer must not be followed. Each PC_ONLY kind also spins in
+# spin_one_up, with its bad frame pointer one good record up: the pc and record_target.
 PC_ONLY = ("kernel", "unmapped", "hole", "guard", "misaligned", "trapframe", "trampoline")
 ONE_RECORD = ("self", "descend")
 DEEP = (3, 6, 9)  # pdeep depths profiled at once: each process's chain is its own
@@ -386,12 +387,16 @@ def hostile_of(run: Hostile | str) -> Hostile:
     return run
 
 
-def spinning(run: Hostile, kind: str) -> list[pc.Sample]:
+def spinning(run: Hostile, kind: str, loop: str = "spin_with_fp") -> list[pc.Sample]:
+    """pbadfp's samples taken in the loop of `loop`, where s0 holds what `kind` puts there
+    (one taken at the function's first or last instructions sees the real frame pointer)."""
     mine = pc.of_pid(run.samples, run.pids[kind])
-    spins = [s for s in mine if s["mode"] == "user" and pc.innermost_user(s) == "spin_with_fp"]
+    at = pc.loop_addresses("pbadfp", loop)
+    spins = [s for s in mine if s["mode"] == "user" and pc.user_frames(s)
+             and pc.user_frames(s)[0]["address"] in at]
     assert len(spins) >= 10, (
-        f"pbadfp {kind} spins in spin_with_fp nearly all the time, but only {len(spins)} of "
-        f"its {len(mine)} samples are there: {pc.common_chains(mine)}")
+        f"pbadfp {kind} spins in {loop} much of the time, but only {len(spins)} of its "
+        f"{len(mine)} samples are in its loop: {pc.common_chains(mine)}")
     return spins
 
 
@@ -407,6 +412,16 @@ def test_hostile_frame_pointers_end_the_walk(hostile: Hostile | str) -> None:
             f"the pc alone, but {len(long)} of {len(spins)} samples have more, e.g. "
             f"{pc.describe(long[0])}. Read user words only through the page table: valid, "
             f"user and readable, below the trapframe (UserReader, walk.h's checks)")
+        # The positive control: the same bad frame pointer one record up. The good record
+        # is walked, and the walk ends where the chain goes bad.
+        ups = spinning(run, kind, "spin_one_up")
+        odd = [s for s in ups if user_names(s) != ["spin_one_up", "record_target"]]
+        assert len(odd) <= 0.05 * len(ups), (
+            f"pbadfp {kind}: in spin_one_up s0 points at a good record (a return address in "
+            f"record_target) whose caller's frame pointer is the bad one, so the user chain is "
+            f"spin_one_up, record_target; {len(odd)} of {len(ups)} samples differ, e.g. "
+            f"{pc.describe(odd[0]) if odd else ''}. A walk must follow the frames before the "
+            f"corruption, and stop at it")
 
 
 @points(6)

@@ -329,7 +329,7 @@ def test_pbadfp(shared: Machine, kind: str) -> None:
     spinning = [s for s in samples
                 if pc.user_frames(s) and pc.user_frames(s)[0]["address"] in loop]
     assert len(spinning) >= 10, (
-        f"pbadfp spends nearly all its time in spin_with_fp's loop ({loop.start:#x} to "
+        f"pbadfp spends much of its time in spin_with_fp's loop ({loop.start:#x} to "
         f"{loop.stop - 1:#x}); only {len(spinning)} of {len(samples)} samples are there: "
         f"{pc.common_chains(samples)}")
     assert all(pc.innermost_user(s) == "spin_with_fp" for s in spinning), (

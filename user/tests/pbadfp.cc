@@ -30,6 +30,12 @@
 // kernel address among its user frames. The
 // kernel must not panic, and must not kill this program: it makes no bad access itself.
 //
+// A walk that gave up at once would pass all that. So the kinds whose s0 leads straight out
+// of user memory (all but self, descend and shrink) take turns with a second loop,
+// spin_one_up(), whose s0 points at a good record (in this program's data, holding a
+// return address in record_target) with the bad frame pointer as its caller's: there the
+// chain is the pc and record_target, the good part of the chain before the corruption.
+//
 // The corrupt s0 exists only inside one asm statement, which saves the real s0 in another
 // register, spins, and restores it. The compiler uses s0 as the frame pointer, so no
 // compiled code may run while it is wrong; in particular the loop cannot call anything.
@@ -49,6 +55,8 @@ constexpr unsigned long TF_T5 = 272;  // the trapframe's t5: t3 and t4 are the 1
 alignas(16) unsigned long self_record[2];
 // The `descend` records: the first (at [2], [3]) names the second (at [0], [1]) as its caller.
 alignas(16) unsigned long descend_records[4];
+// spin_one_up's record: [the bad frame pointer, a return address in record_target].
+alignas(16) unsigned long one_up_record[2];
 
 }  // namespace
 
@@ -60,8 +68,8 @@ __attribute__((noinline)) void record_target() { asm volatile(""); }
 
 // Spins `iterations` times with s0 = bad_fp, then puts s0 back. Meanwhile t3 and t4 hold
 // `t3` and `t4`: what a timer trap saves of them in the trapframe is a frame record.
-__attribute__((noinline)) void spin_with_fp(unsigned long bad_fp, unsigned long iterations,
-                                            unsigned long t3, unsigned long t4) {
+[[gnu::always_inline]] inline void spin_in_asm(unsigned long bad_fp, unsigned long iterations,
+                                               unsigned long t3, unsigned long t4) {
   unsigned long saved;
   asm volatile(
       "mv %0, s0\n"
@@ -75,6 +83,17 @@ __attribute__((noinline)) void spin_with_fp(unsigned long bad_fp, unsigned long 
       : "=&r"(saved), "+r"(iterations)
       : "r"(bad_fp), "r"(t3), "r"(t4)
       : "t3", "t4", "memory");
+}
+
+__attribute__((noinline)) void spin_with_fp(unsigned long bad_fp, unsigned long iterations,
+                                            unsigned long t3, unsigned long t4) {
+  spin_in_asm(bad_fp, iterations, t3, t4);
+}
+
+// The same loop with s0 at a good record one step below the bad frame pointer.
+__attribute__((noinline)) void spin_one_up(unsigned long good_fp, unsigned long iterations,
+                                           unsigned long t3, unsigned long t4) {
+  spin_in_asm(good_fp, iterations, t3, t4);
 }
 
 }  // extern "C"
@@ -130,10 +149,15 @@ int main(int argc, char **argv) {
         "pbadfp kernel|unmapped|self|misaligned|guard|hole|trapframe|trampoline|descend|shrink "
         "[SECONDS]\n");
   bool shrink = strcmp(argv[1], "shrink") == 0;
+  bool one_up = !shrink && strcmp(argv[1], "self") != 0 && strcmp(argv[1], "descend") != 0;
+  one_up_record[0] = bad;  // fp - 16: the caller's frame pointer, the corrupt one
+  one_up_record[1] = target();
+  unsigned long good = reinterpret_cast<unsigned long>(&one_up_record[2]);
   int deadline = uptime() + 10 * seconds;
   while (uptime() < deadline) {
     if (!shrink) {
       spin_with_fp(bad, ITERATIONS_PER_CALL, bad, target());
+      if (one_up) spin_one_up(good, ITERATIONS_PER_CALL, bad, target());
       continue;
     }
     // A record at the start of a fresh heap page, spun on while the page is there and
