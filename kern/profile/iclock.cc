@@ -116,6 +116,7 @@ bool iclock_sync() {
 }
 
 void counter_overflow(KernelFrame *kf) {
+  u64 began = riscv::r_instret();  // what a sample costs counts from here (take)
   CSR_CLEAR(sip, riscv::SIP_LCOFIP);
   HartCounter &h = harts[cpuid()];
   if (h.running == 0) return;  // stopped since it overflowed
@@ -123,7 +124,7 @@ void counter_overflow(KernelFrame *kf) {
   stop(h);
   start(h, period);
   Proc *p = mycpu()->proc;
-  if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time());
+  if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time(), began);
 }
 
 }  // namespace prof

@@ -68,7 +68,9 @@ bool active();
 // Reserve-and-fill, exposed for the benchmark and tests.
 void record(Proc *p, KernelFrame *kf, u64 now);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
-void take(Proc *p, KernelFrame *kf, u64 now);
+// `start` is instret read at the caller's first line, so the cost counts the clock's own
+// work for the sample too (and every line a lab's regions run for it).
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start);
 
 // --- iclock.cc: the instruction clock ---
 void iclock_init();               // boot hart, before the others start: is there one?
@@ -87,7 +89,8 @@ struct Counters {
   u32 recorded;  // committed samples in the current generation
   u64 dropped;   // samples lost because the array was full
   u64 missed;    // sampling periods skipped because the timer interrupt came late
-  u64 cost_ns;   // average time in the sampler per sample (instructions under -icount)
+  u64 cost_ns;   // average instret count of tick() with a sample (instructions, and
+                 // nanoseconds, under -icount shift=0)
   u64 taken;     // calls of record() whose time cost_ns averages: recorded + dropped,
                  // but for those that met a clear
   u32 generation;

@@ -313,7 +313,8 @@ void render_profstat(ProcText &out) {
   out.str("recorded: ").num(c.recorded).ch('\n');
   out.str("dropped: ").num(c.dropped).ch('\n');
   out.str("missed: ").num(c.missed).ch('\n');
-  // Wall-clock nanoseconds; under QEMU's -icount shift=0 they count instructions exactly.
+  // Counted with instret (sampler.cc, tick): under QEMU's -icount shift=0 instructions,
+  // exactly, and as many nanoseconds of guest time.
   out.str("sample cost ns: ").num(c.cost_ns).ch('\n');
   out.str("taken: ").num(c.taken).ch('\n');
   out.str("capacity: ").num(CAPACITY).ch('\n');

@@ -56,7 +56,7 @@ namespace {
 constinit volatile u32 cursor = 0;
 constinit volatile u64 dropped = 0;
 constinit volatile u64 missed = 0;
-constinit volatile u64 cost_ticks = 0;    // `time` ticks spent in record(), ...
+constinit volatile u64 cost_insns = 0;    // instret counts of tick() with a sample, ...
 constinit volatile u64 cost_samples = 0;  // ... over this many samples
 constinit volatile u32 generation = 1;
 constinit volatile bool clearing = false;
@@ -241,6 +241,11 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
 }
 
 void tick(KernelFrame *kf, u64 now) {
+  // What a sample costs, for /proc/profstat: the instructions from here to the end of
+  // record(), so that everything the lab's regions do for a sample (the clock above record(),
+  // the record and the walks in it) is inside the measured stretch. Under QEMU's -icount the
+  // instret counter counts instructions exactly.
+  u64 start = riscv::r_instret();
   Cpu *c = mycpu();
   Proc *p = c->proc;
   bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
@@ -272,16 +277,13 @@ void tick(KernelFrame *kf, u64 now) {
   // (void)wanted;
   // bool sampled = false;
   // LAB sample/clock END
-  if (sampled) take(p, kf, now);
+  if (sampled) take(p, kf, now, start);
 }
 
-void take(Proc *p, KernelFrame *kf, u64 now) {
-  // What a sample costs, for /proc/profstat: under QEMU's -icount shift=0 one `time` tick
-  // is exactly 100 instructions, so the average measures the sampler in instructions.
-  u64 start = riscv::r_time();
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start) {
   record(p, kf, now);
-  u64 spent = riscv::r_time() - start;
-  __atomic_fetch_add(&cost_ticks, spent, __ATOMIC_RELAXED);
+  u64 spent = riscv::r_instret() - start;
+  __atomic_fetch_add(&cost_insns, spent, __ATOMIC_RELAXED);
   __atomic_fetch_add(&cost_samples, 1ull, __ATOMIC_RELAXED);
 }
 
@@ -304,7 +306,7 @@ Counters counters() {
   c.recorded = i;
   c.dropped = dropped;
   c.missed = missed;
-  c.cost_ns = cost_samples ? cost_ticks * (1'000'000'000 / TIMEBASE_HZ) / cost_samples : 0;
+  c.cost_ns = cost_samples ? cost_insns / cost_samples : 0;
   c.taken = cost_samples;
   return c;
 }
@@ -336,7 +338,7 @@ void clear_samples() {
   cursor = 0;
   dropped = 0;
   missed = 0;
-  cost_ticks = 0;
+  cost_insns = 0;
   cost_samples = 0;
   // LAB sample/record BEGIN
   __atomic_thread_fence(__ATOMIC_SEQ_CST);

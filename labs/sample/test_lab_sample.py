@@ -39,10 +39,12 @@ RUN_TIMEOUT = 60
 FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
 FILL_STILL = 10  # ... in which `recorded:` never stays the same this long
 SAMPLES_TIMEOUT = 30
-# The cost budget for the sampler's own work (record(), `sample cost ns` of /proc/profstat)
-# on an 8-frame user stack, in instructions under -icount. Our solution takes 244 (the same
-# as tools/bench's prof.sample.8.own); full points up to BUDGET, a second tier up to twice it.
-COST_BUDGET = 300
+# The cost budget for the sampler's own work (`sample cost ns` of /proc/profstat: the
+# instructions of tick() on a sampled tick, from its first line to the end of record(), so the
+# clock's, the record's and the walks' code all count) on an 8-frame user stack, under
+# -icount. Our solution takes 292 (the same as tools/bench's prof.sample.8.own); full points
+# up to BUDGET, a second tier up to twice it.
+COST_BUDGET = 350
 COST_FRAMES = 8
 COST_UNITS = 1000  # bsys prof: 80,000 instructions a unit, so 80 M instructions of work
 COST_HZ = 1000
@@ -561,7 +563,8 @@ def test_full_array_keeps_the_first_samples(shared: Machine) -> None:
 
 
 def cost_figure(run: Cost) -> str:
-    return (f"record() took {run.cost} instructions a sample for an {COST_FRAMES}-frame user "
+    return (f"the sampler (tick() with a sample, record() in it) took {run.cost} "
+            f"instructions a sample for an {COST_FRAMES}-frame user "
             f"stack ({run.samples} samples under -icount, {run.frames:.1f} frames each); "
             f"the budget is {COST_BUDGET}")
 

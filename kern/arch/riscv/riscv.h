@@ -98,6 +98,14 @@ inline u64 r_time() {
   asm volatile("rdtime %0" : "=r"(x));
   return x;
 }
+// Instructions retired (OpenSBI's mcounteren lets S-mode read it). Under QEMU's -icount it
+// counts guest instructions exactly; without -icount QEMU derives it from the host's cycle
+// counter, and it means little.
+inline u64 r_instret() {
+  u64 x;
+  asm volatile("rdinstret %0" : "=r"(x));
+  return x;
+}
 
 inline void intr_on() { CSR_SET(sstatus, SSTATUS_SIE); }
 inline void intr_off() { CSR_CLEAR(sstatus, SSTATUS_SIE); }

@@ -13,7 +13,7 @@ next timer deadline, as many as the host's disk latency allows.
 The profiler's figures are computed this way:
 
   whole timer trap with a sample = (instructions profiled - instructions unprofiled) / samples
-  sampler's own work             = `sample cost ns` of /proc/profstat (the time in record())
+  sampler's own work             = `sample cost ns` of /proc/profstat (tick() and record())
   slowdown                       = instructions profiled / instructions unprofiled - 1
 
 where the profiled and unprofiled runs do exactly the same work from the same starting point.
@@ -320,9 +320,10 @@ def add_sample_cost(figs: dict[str, Figure], depth: str, base: dict[str, int],
     elif expect_frames < int(depth):
         note += f" (the kernel keeps at most {MAX_FRAMES})"
     if depth == "8":
-        own.note = ("the sampler's own work is `sample cost ns` of /proc/profstat: the time in "
-                    "record() alone, read from the 10 MHz clock around each call and averaged; "
-                    "the whole trap is the extra instructions of the profiled run per sample")
+        own.note = ("the sampler's own work is `sample cost ns` of /proc/profstat: the "
+                    "instructions of tick() on a sampled tick, from its first line to the end "
+                    "of record(), counted with instret and averaged; the whole trap is the "
+                    "extra instructions of the profiled run per sample")
     trap.note = note
 
 
