@@ -262,7 +262,9 @@ class Symbols:
         return any(s.start <= addr < s.start + s.size for s in self.by_name.get(name, []))
 
     def full_name(self, prefix: str, addr: int) -> str | None:
-        """The name of the function at addr, if `prefix` is a cut-off form of it."""
+        """The name of the function at addr, if `prefix` is a cut-off form of it. The kernel
+        ends a cut name with "..." (symbolize.cc), which is no part of the real name."""
+        prefix = prefix.removesuffix("...")
         for name, syms in self.by_name.items():
             if name.startswith(prefix) and any(s.start <= addr < s.start + s.size for s in syms):
                 return name
