@@ -8,8 +8,9 @@ are tern/discrimination.py's, the same as the profile lab's).
   counted, or sampled in a burst, the deadline not armed), the walks (no leaf rule, a caller's frame
   pointer followed down the stack, a page-table entry used unchecked, kernel-only pages
   read), the record (a slot claimed without an atomic, a full array overwritten or its
-  drops not counted) and the cost (a page walk for every word). Each names the test that
-  catches it (`Caught by: test_...`), and that test must fail on one of its own assertions.
+  drops not counted, a clear that does not wait for samples in flight) and the cost (a
+  page walk for every word). Each names the test that catches it (`Caught by: test_...`),
+  and that test must fail on one of its own assertions.
 
 The late ticks are made by the guest, repeatably: on a one-hart machine under -icount,
 pstall has the kernel keep interrupts off for 1 ms at a time (profile(2)'s PROF_STALL), so

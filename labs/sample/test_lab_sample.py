@@ -19,6 +19,7 @@ nanosecond and a count is the same on every run.
 from __future__ import annotations
 
 import re
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,11 @@ import pytest
 from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
+from tern import toolchain
 from tern.bench import icount
-from tern.machine import PANIC, TRAP, Machine, timeout_scale
+from tern.gdbstub import GdbStub, GdbStubError
+from tern.machine import PANIC, REPO, TRAP, Machine, timeout_scale
+from tern.ports import free_port
 
 points = pytest.mark.points  # the lab is this folder, labs/sample/
 
@@ -497,8 +501,65 @@ def test_concurrent_samples_whole(tmp_path: Path) -> None:
                        f"operation, and commit (seq) last?")
 
 
+def kernel_address(symbol: str) -> int:
+    out = subprocess.run([toolchain.tool("nm"), str(REPO / "build" / "kernel.elf")],
+                         capture_output=True, text=True, check=True).stdout
+    match = re.search(rf"^([0-9a-f]+) \S {re.escape(symbol)}$", out, re.M)
+    assert match, f"no {symbol} in build/kernel.elf"
+    return int(match.group(1), 16)
+
+
+CLEAR_WAIT = 3  # s that a clear must stay blocked while a sample is in flight
+
+
+def clear_with_a_sample_in_flight() -> str | None:
+    """On two harts, stop one (through QEMU's gdb stub) at its first write to the sample
+    array's first slot, inside record(), and clear on the other: clear_samples() must not
+    return while that sample is in flight, and must once the hart goes on. None if so, else
+    what went wrong. Races need luck to show; a hart held still shows every time."""
+    slot = kernel_address("_ZN4prof7samplesE") + 8  # samples[0].pid and .image
+    port = free_port()
+    with Machine(2, name="test_lab_sample.clear_stopped",
+                 extra_args=("-gdb", f"tcp:127.0.0.1:{port}")) as m:
+        m.boot()
+        fresh_profile(m, MAX_HZ)
+        pid = jobs.start_background(m, "pdeep 6 30")
+        with GdbStub(port) as gdb:
+            gdb.drain()  # the guest stopped when the stub was connected
+            gdb.set_watchpoint(slot, 8)
+            gdb.resume()
+            m.sendline(f"pstatus profile {pid} on")
+            try:
+                stop = gdb.wait_stop(10 * timeout_scale(), idle=lambda: m.pump(0.05))
+            except GdbStubError:
+                return (f"pdeep was profiled at {MAX_HZ} Hz for 10 s, but no hart wrote to "
+                        f"the first slot of the sample array (prof::samples[0])")
+            hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
+            assert hit, f"the gdb stub stopped the guest for another reason: {stop!r}"
+            stopped = int(hit.group(1), 16)
+            gdb.clear_watchpoint(slot, 8)
+            gdb.resume(2 if stopped == 1 else 1)  # the other hart alone
+            m.pump(0.3)
+            start = len(m.output)
+            m.sendline("pstatus profile clear")
+            waited = time.monotonic() + CLEAR_WAIT * timeout_scale()
+            while time.monotonic() < waited:
+                m.pump(0.1)
+                if "pstatus: exit" in m.output[start:]:
+                    return (f"`profile clear` returned while hart {stopped - 1} was stopped "
+                            f"in record(), in the middle of a sample (it had written to "
+                            f"samples[0]): clear_samples() must wait for samples in flight")
+            gdb.interrupt(10, idle=lambda: m.pump(0.05))
+            gdb.resume()
+            m.expect(r"pstatus profile clear\npstatus: exit 0", timeout=10)
+        m.assert_no_failures()  # pdeep ends with the machine
+    return None
+
+
 @points(7)
 def test_clear_while_sampling(tmp_path: Path) -> None:
+    problem = clear_with_a_sample_in_flight()
+    assert problem is None, problem
     m, image = export_machine(tmp_path, "clear")
     with m:
         pids, samples, stat = run_deep(m, image, 0.5 * timeout_scale(), clears=8)

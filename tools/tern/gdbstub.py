@@ -3,8 +3,10 @@
 QEMU started with `-gdb tcp:127.0.0.1:PORT` (and `-S`, to wait before the first
 instruction) speaks the GDB remote serial protocol: packets `$payload#checksum`, each
 acknowledged with `+`. A handful of requests is enough here: set or clear a breakpoint
-(`Z0`/`z0`), continue (`c`) until the guest stops, and run a QEMU monitor command
-(`qRcmd`, whose output comes back hex-encoded in `O` packets).
+(`Z0`/`z0`) or a write watchpoint (`Z2`/`z2`), continue (`c`) until the guest stops,
+continue one hart alone (`vCont;c:THREAD`: QEMU leaves the others stopped), stop the guest
+(a bare 0x03 byte), and run a QEMU monitor command (`qRcmd`, whose output comes back
+hex-encoded in `O` packets).
 
 gdb-multiarch itself could do the same, but its batch mode and QEMU's icount mode do not
 get along well, and a direct client lets the harness keep reading the console while it
@@ -92,6 +94,39 @@ class GdbStub:
     def cont(self, timeout: float, idle: Callable[[], None] | None = None) -> str:
         """Let the guest run until it stops; returns the stop reply (`T05...` for a trap)."""
         self._send("c")
+        return self._packet(timeout, idle)
+
+    def drain(self, quiet: float = 0.5) -> list[str]:
+        """Every packet that arrives until none has for `quiet` seconds (QEMU announces that
+        a new connection stopped the guest with a stop reply of its own)."""
+        out = []
+        while True:
+            try:
+                out.append(self._packet(quiet))
+            except GdbStubError:
+                return out
+
+    def set_watchpoint(self, addr: int, length: int) -> None:
+        """Stop the guest when any hart writes to [addr, addr + length)."""
+        if self.request(f"Z2,{addr:x},{length:x}") != "OK":
+            raise GdbStubError(f"cannot set a write watchpoint at {addr:#x}")
+
+    def clear_watchpoint(self, addr: int, length: int) -> None:
+        self.request(f"z2,{addr:x},{length:x}")
+
+    def resume(self, thread: int | None = None) -> None:
+        """Let the guest run, without waiting for it to stop: every hart, or only `thread`
+        (a hart's gdb thread id, its number + 1), the others staying stopped."""
+        self._send("c" if thread is None else f"vCont;c:{thread:x}")
+
+    def wait_stop(self, timeout: float, idle: Callable[[], None] | None = None) -> str:
+        """The stop reply of a guest that was resumed: `T05thread:NN;watch:ADDR;` for a
+        watchpoint, `T02...` after interrupt()."""
+        return self._packet(timeout, idle)
+
+    def interrupt(self, timeout: float = 10, idle: Callable[[], None] | None = None) -> str:
+        """Stop every hart (a running guest, or one partly resumed); returns the stop reply."""
+        self._sock.sendall(b"\x03")
         return self._packet(timeout, idle)
 
     def monitor(self, command: str, timeout: float = 10) -> str:
