@@ -43,10 +43,12 @@ def starter(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield from d.starter_tree("sample", tmp_path_factory)
 
 
+@pytest.mark.xdist_group("sample-starter")  # one build of the starter
 def test_starter_passes_ordinary_tests(starter: Path, record_property) -> None:
     d.check_starter_passes(starter, STARTER_SMOKE, "sample-starter-ordinary", record_property)
 
 
+@pytest.mark.xdist_group("sample-starter")  # one build of the starter
 def test_starter_fails_every_lab_test(starter: Path, record_property) -> None:
     d.check_starter_fails(starter, LAB_TESTS, "sample-starter-lab", record_property)
 
