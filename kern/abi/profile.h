@@ -7,8 +7,8 @@
 //   cmd PROF_RATE   set the sampling rate to `arg` samples a second (PROF_MIN_HZ..PROF_MAX_HZ)
 //   cmd PROF_CLEAR  drop every recorded sample (and the symbols kept to name them)
 //   cmd PROF_CLOCK  sample every `arg` retired instructions (PROF_MIN_INSNS..PROF_MAX_INSNS)
-//                   instead of at the rate; 0 goes back to the timer. -1 where the machine
-//                   has no counter-overflow interrupt (kern/profile/iclock.cc)
+//                   instead of at the rate; 0 goes back to the timer; `pid` ignored. -1
+//                   where the machine has no counter-overflow interrupt (iclock.cc)
 //   cmd PROF_STALL  keep interrupts off on the calling hart for `arg` microseconds of the
 //                   `time` clock (0..PROF_STALL_MAX_US), `pid` ignored: a test facility, not
 //                   part of profiling. A timer tick that comes due meanwhile is taken late,

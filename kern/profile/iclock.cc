@@ -40,9 +40,15 @@ namespace {
 
 constinit bool available = false;  // decided by iclock_init() before other harts start
 
+constexpr long FIRST_PROGRAMMABLE = 3;  // counters 0..2 are cycle, time and instret
+
+// A hart's counter. Each hart touches only its own entry, and only in its traps (interrupts
+// off), so the entries need no lock.
+constexpr long UNCONFIGURED = -1;  // not asked for yet
+constexpr long REFUSED = -2;       // the SBI found no counter: this hart keeps the timer
 struct HartCounter {
-  long index = -1;  // the SBI's counter index, once configured
-  u64 running = 0;  // the period it counts, 0 while stopped
+  long index = UNCONFIGURED;  // the SBI's counter index, once configured
+  u64 running = 0;            // the period it counts, 0 while stopped
 };
 constinit HartCounter harts[NCPU];
 
@@ -50,10 +56,11 @@ constinit HartCounter harts[NCPU];
 // cycle, time and instret counters, which have no overflow interrupt) to count retired
 // instructions: its index, or a negative SBI error.
 long configure() {
-  long n = sbi::pmu::num_counters();
-  if (n <= 3) return -1;
-  u64 mask = n - 3 >= 64 ? ~0ull : (1ull << (n - 3)) - 1;
-  return sbi::pmu::config_matching(3, mask, sbi::pmu::CFG_CLEAR_VALUE | sbi::pmu::CFG_SET_MINH,
+  long n = sbi::pmu::num_counters() - FIRST_PROGRAMMABLE;
+  if (n <= 0) return -1;
+  u64 mask = n >= 64 ? ~0ull : (1ull << n) - 1;
+  return sbi::pmu::config_matching(FIRST_PROGRAMMABLE, mask,
+                                   sbi::pmu::CFG_CLEAR_VALUE | sbi::pmu::CFG_SET_MINH,
                                    sbi::pmu::HW_INSTRUCTIONS);
 }
 
@@ -65,7 +72,8 @@ void start(HartCounter &h, u64 period) {
 
 void stop(HartCounter &h) {
   if (h.running == 0) return;
-  sbi::pmu::stop(h.index);
+  // An error here can only mean the counter was not running, which is what is wanted.
+  (void)sbi::pmu::stop(h.index);
   h.running = 0;
   __atomic_fetch_sub(&clock_counting, 1, __ATOMIC_RELAXED);
 }
@@ -79,13 +87,10 @@ void iclock_init() {
   CSR_SET(sie, riscv::SIE_LCOFIE);
   bool delegated = (CSR_READ(sie) & riscv::SIE_LCOFIE) != 0;
   CSR_CLEAR(sie, riscv::SIE_LCOFIE);
-  if (delegated && sbi::base::probe_extension(sbi::pmu::EID)) {
-    long index = configure();
-    available = index >= 0;
-    // Given back until the clock is used: each hart's first iclock_sync() with the clock on
-    // configures one of its own.
-    if (available) sbi::pmu::stop(index, sbi::pmu::STOP_RESET);
-  }
+  // Counters are configured only when the clock is first used, each hart its own; a hart
+  // where that fails keeps the timer (iclock_sync).
+  available = delegated && sbi::base::probe_extension(sbi::pmu::EID) &&
+              sbi::pmu::num_counters() > FIRST_PROGRAMMABLE;
   kprintf("tern: instruction clock: %s\n", available ? "sscofpmf" : "none");
 }
 
@@ -103,26 +108,37 @@ int set_clock(int instructions) {
   return 0;
 }
 
-bool iclock_sync() {
-  u64 every = clock_every;
-  u64 want = active() ? every : 0;
-  HartCounter &h = harts[cpuid()];
-  if (h.running != want) {
-    stop(h);
-    if (want != 0 && h.index < 0) h.index = configure();
-    if (want != 0 && h.index >= 0) start(h, want);
+// Starts, restarts or stops this hart's counter as PROF_CLOCK last said (a period of 0:
+// stopped). True if the counter now counts that period.
+bool follow(HartCounter &h, u64 want) {
+  stop(h);
+  if (want == 0 || h.index == REFUSED) return false;
+  if (h.index == UNCONFIGURED) {
+    long index = configure();
+    h.index = index >= 0 ? index : REFUSED;
+    if (h.index == REFUSED) return false;
   }
-  return every != 0;
+  start(h, want);
+  return h.running != 0;
+}
+
+bool iclock_sync() {
+  u64 want = active() ? clock_every : 0;
+  HartCounter &h = harts[cpuid()];
+  if (h.running != want) follow(h, want);
+  // A hart whose counter could not be set up keeps sampling with the timer.
+  return clock_every != 0 && h.index != REFUSED;
 }
 
 void counter_overflow(KernelFrame *kf) {
   u64 began = riscv::r_instret();  // what a sample costs counts from here (take)
+  // The pending bit first, then the restart below (which also clears the counter's
+  // overflow flag): the next overflow then raises the interrupt afresh.
   CSR_CLEAR(sip, riscv::SIP_LCOFIP);
   HartCounter &h = harts[cpuid()];
-  if (h.running == 0) return;  // stopped since it overflowed
-  u64 period = h.running;
-  stop(h);
-  start(h, period);
+  // The clock may have been switched off, or to another period, since the counter started:
+  // restart it only as PROF_CLOCK says now, and sample only if it still runs.
+  if (!follow(h, active() ? clock_every : 0)) return;
   Proc *p = mycpu()->proc;
   if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time(), began);
 }

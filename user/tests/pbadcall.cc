@@ -5,7 +5,8 @@
 // The cases: a pid that does not exist (large, negative, zero), a child that has exited but
 // not been waited for (a zombie), a child that has been killed, unknown commands (0, 99, -1),
 // switching off a process that is not being profiled, switching off "all" mode when it is
-// not on, and rates outside PROF_MIN_HZ..PROF_MAX_HZ (0, 9, 10001, -1, 100000). A few
+// not on, rates outside PROF_MIN_HZ..PROF_MAX_HZ (0, 9, 10001, -1, 100000), and counts of
+// the instruction clock outside PROF_MIN_INSNS..PROF_MAX_INSNS (9999, -5, 1000000001). A few
 // good calls are checked too, so that a kernel refusing everything does not pass: profiling
 // itself on and off again succeeds, and so does setting the rate it already has. A refused
 // rate must leave the rate as it was.
@@ -144,6 +145,22 @@ int main() {
     }
     check("rate unchanged", profile(0, PROF_RATE, atoi(before)), 0);
   }
+
+  // The instruction clock's count: refused out of range by the kernel itself (the profile
+  // command checks it too, so only a direct call shows the kernel's check), leaving the
+  // timer the clock; 0 (the timer) is always accepted.
+  const int bad_counts[] = {PROF_MIN_INSNS - 1, -5, PROF_MAX_INSNS + 1};
+  for (int n : bad_counts) {
+    char name[32];
+    snprintf(name, sizeof(name), "clock %d", n);
+    check(name, profile(0, PROF_CLOCK, n), -1);
+  }
+  char clock[32];
+  if (profstat_value("clock", clock, sizeof(clock)) && strcmp(clock, "timer") != 0) {
+    printf("pbadcall: FAIL a refused count changed the clock to %s\n", clock);
+    failures++;
+  }
+  check("clock 0", profile(0, PROF_CLOCK, 0), 0);
 
   if (failures == 0) printf("pbadcall: all -1\n");
   return failures == 0 ? 0 : 1;

@@ -38,7 +38,7 @@ long pmu::start(u64 index, u64 initial) {
   return call(EID, 3, index, 1, START_SET_INIT_VALUE, initial).error;
 }
 
-long pmu::stop(u64 index, u64 flags) { return call(EID, 4, index, 1, flags).error; }
+long pmu::stop(u64 index) { return call(EID, 4, index, 1, 0).error; }
 
 void timer::set_timer(u64 stime_value) { call(EID, 0, stime_value); }
 

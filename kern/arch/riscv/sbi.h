@@ -19,7 +19,7 @@ Result call(u64 eid, u64 fid, u64 a0 = 0, u64 a1 = 0, u64 a2 = 0, u64 a3 = 0, u6
 // Chapter 4: Base extension.
 namespace base {
 inline constexpr u64 EID = 0x10;
-bool probe_extension(u64 eid);  // is extension `eid` implemented?
+[[nodiscard]] bool probe_extension(u64 eid);  // is extension `eid` implemented?
 }  // namespace base
 
 // Chapter 6: Timer extension ("TIME").
@@ -43,13 +43,12 @@ inline constexpr u64 HW_INSTRUCTIONS = 2;  // event index: hardware event, retir
 inline constexpr u64 CFG_CLEAR_VALUE = 1 << 1;
 inline constexpr u64 CFG_SET_MINH = 1 << 7;  // do not count in M-mode (the firmware itself)
 inline constexpr u64 START_SET_INIT_VALUE = 1 << 0;
-long num_counters();
+[[nodiscard]] long num_counters();
 // Finds a counter among [base, base + 64) chosen by `mask` that can count `event` and
 // configures it: its index, or a negative SBI error.
-long config_matching(u64 base, u64 mask, u64 flags, u64 event);
-long start(u64 index, u64 initial);        // counting up from `initial`; 0 or an SBI error
-inline constexpr u64 STOP_RESET = 1 << 0;  // and give the counter back
-long stop(u64 index, u64 flags = 0);       // 0 or an SBI error
+[[nodiscard]] long config_matching(u64 base, u64 mask, u64 flags, u64 event);
+[[nodiscard]] long start(u64 index, u64 initial);  // counting up from `initial`; 0 or an SBI error
+[[nodiscard]] long stop(u64 index);                // 0 or an SBI error
 }  // namespace pmu
 
 // Chapter 10: System reset extension ("SRST").
