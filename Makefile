@@ -166,7 +166,7 @@ BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory all
 
 qemu: deps-boot ## install what booting needs if missing, build, boot [CPUS=n] (Ctrl-a x quits)
 	$(BUILD_AFTER_DEPS)
-	@tools/check-platform --qemu '$(QEMU)' --bios '$(BIOS)' --extra '$(QEMUEXTRA)'
+	@tools/check-platform --qemu '$(QEMU)' --bios '$(BIOS)' --extra '-cpu $(CPU) $(QEMUEXTRA)'
 	$(QEMU) $(QEMUOPTS)
 
 # QEMU waits for gdb on a port free right now (or GDBPORT=n), so two users or two clones

@@ -82,7 +82,7 @@ class Cell:
         out = [f"CPUS={self.harts}", f"MEM={self.mib}M",
                f"BIOS={'default' if self.firmware == 'fw_dynamic' else FW_JUMP}"]
         if self.timer == "sbi":
-            out.append("QEMUEXTRA=-cpu rv64,sstc=off")
+            out.append("CPU=rv64,sstc=off,sscofpmf=true")
         return tuple(out)
 
 

@@ -21,7 +21,7 @@ Design points a test writer should know:
   of the console.
 
 * The platform is the Makefile's too: GRADE_PLATFORM holds Makefile variable settings
-  (`GRADE_PLATFORM="MEM=64M BIOS=... 'QEMUEXTRA=-cpu rv64,sstc=off'"`) passed to
+  (`GRADE_PLATFORM="MEM=64M BIOS=... CPU=rv64,sstc=off,sscofpmf=true"`) passed to
   `make print-qemu`, so any test module can run unchanged on another platform
   (tests/qemu/test_platforms.py does that). A CPUS=n there overrides the harts a test asks for,
   except in a machine under -icount, which counts instructions on the one hart it asks for.
