@@ -160,5 +160,6 @@ void report_reset();
 // A serialising lock for the reader, clear and the syscall's slow paths.
 void lock();
 void unlock();
+bool holding_lock();  // by this process
 
 }  // namespace prof

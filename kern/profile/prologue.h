@@ -31,8 +31,10 @@
 
 namespace profwalk {
 
+// Kept for every function of every program the profiler names, so kept small: user code
+// lies far below 4 GiB (tern's programs start at 0), and a function above gets no windows.
 struct Window {
-  uint64_t from, to;  // pcs from `from` to `to`, both included
+  uint32_t from, to;  // pcs from `from` to `to`, both included
 };
 
 namespace detail {
@@ -74,6 +76,7 @@ inline bool is_ret(uint32_t insn, uint32_t len) {
 // at most `max` of them, in address order. Returns how many.
 inline int frame_windows(const uint8_t *code, uint64_t start, uint32_t size, Window *out, int max) {
   using namespace detail;
+  if (start + size > UINT32_MAX) return 0;
   int n = 0;
   bool fp_set = false;
   uint64_t restored = 0;  // pc after the last `ld s0`, while no ret has followed it
@@ -83,11 +86,11 @@ inline int frame_windows(const uint8_t *code, uint64_t start, uint32_t size, Win
     uint64_t pc = start + i;
     if (!fp_set && sets_fp(insn, len)) {
       fp_set = true;
-      out[n++] = Window{start, pc};
+      out[n++] = Window{uint32_t(start), uint32_t(pc)};
     } else if (fp_set && restores_fp(insn, len)) {
       restored = pc + len;
     } else if (restored != 0 && is_ret(insn, len)) {
-      out[n++] = Window{restored, pc};
+      out[n++] = Window{uint32_t(restored), uint32_t(pc)};
       restored = 0;
     }
   }
@@ -96,6 +99,7 @@ inline int frame_windows(const uint8_t *code, uint64_t start, uint32_t size, Win
 
 // Is pc inside one of `n` windows sorted by address (and not overlapping)?
 inline bool in_window(const Window *w, uint32_t n, uint64_t pc) {
+  if (pc > UINT32_MAX) return false;
   uint32_t lo = 0, hi = n;
   while (lo < hi) {
     uint32_t mid = lo + (hi - lo) / 2;

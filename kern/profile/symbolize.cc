@@ -33,6 +33,7 @@
 // which keeps the copies in place.
 
 #include "fs/fs.h"
+#include "lib/printf.h"
 #include "lib/ksyms.h"
 #include "lib/string.h"
 #include "lib/symtab.h"
@@ -279,7 +280,7 @@ bool read_code(Inode *ip, const Layout &t, u64 addr, u8 *out, u32 len) {
 // address order, since the table is sorted and functions do not overlap). Returns how many.
 u32 find_windows(Inode *ip, const Layout &t, const symtab::Table &table, profwalk::Window *out,
                  u32 max) {
-  static u8 code[CODE_MAX];  // callers hold prof::lock()
+  static u8 code[CODE_MAX];  // load_symbols()'s callers hold prof::lock()
   u32 n = 0;
   for (u32 i = 0; i < table.count() && n < max; i++) {
     u64 start = table.addr(i);
@@ -301,6 +302,7 @@ u32 find_windows(Inode *ip, const Layout &t, const symtab::Table &table, profwal
 }  // namespace
 
 u32 load_symbols(Inode *ip, u8 *buf, u32 cap, ImageSymbols *out) {
+  if (!holding_lock()) panic("load_symbols: prof::lock() not held");
   *out = ImageSymbols{};
   cap &= ~7u;
   Layout t = probe(ip);

@@ -126,6 +126,7 @@ int profile_off(int pid) {
 
 void lock() { prof_lock.acquire(); }
 void unlock() { prof_lock.release(); }
+bool holding_lock() { return prof_lock.holding(); }
 
 void on_exec(Proc *p) {
   // exec has set p->prof.image to NO_IMAGE (under p->lock). Holding prof_lock, no
