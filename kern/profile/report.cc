@@ -100,10 +100,12 @@ constinit u64 use_clock = 0;
 // samples of one system call share its kernel frames. So the text of each frame,
 // {"address":...,"symbol":"...","kernel":...}, is kept once rendered, and a frame found
 // again costs a copy: no lookup, no escaping, no number to format. The texts are packed in
-// frame_text, and each is found through a slot of kept_frames chosen by a hash of what the
-// text depends on: the address, the address looked up, whether it is a kernel frame, and
-// for a user frame the program. A slot holds one frame: another with the same hash replaces
-// it. When frame_text is full, every kept frame is forgotten and it fills again.
+// frame_text, and each is found through kept_frames, a hash table keyed by what the text
+// depends on: the address, the address looked up, whether it is a kernel frame, and for a
+// user frame the program. Frames whose hashes collide take the next free slots (open
+// addressing), so a frame stays kept however many others share its hash. When frame_text
+// is full, or the table is 3/4 full (so that a search soon meets an empty slot), every
+// kept frame is forgotten and it fills again.
 struct KeptFrame {
   u64 addr = 0;
   u64 lookup = 0;
@@ -112,27 +114,40 @@ struct KeptFrame {
   u32 at = 0;   // where its text starts in frame_text
   u32 len = 0;  // 0: an empty slot
 };
-constexpr u32 NKEPT_FRAMES = 1024;  // a power of two
+constexpr u32 KEPT_BITS = 11;
+constexpr u32 NKEPT_FRAMES = 1u << KEPT_BITS;
+constexpr u32 KEPT_MAX = NKEPT_FRAMES / 4 * 3;
 constexpr u32 FRAME_TEXT_BYTES = 64 * 1024;
 static_assert(FRAME_TEXT_BYTES >= FRAME_MAX, "the longest frame must fit");
 constinit KeptFrame kept_frames[NKEPT_FRAMES];
+constinit u32 nkept = 0;
 constinit char frame_text[FRAME_TEXT_BYTES];
 constinit u32 frame_text_used = 0;
 
 void forget_frames() {
   for (KeptFrame &f : kept_frames) f.len = 0;
+  nkept = 0;
   frame_text_used = 0;
+}
+
+// The slot that keeps this frame, or the empty slot where it would go: the slots are tried
+// from the one its hash names, onwards. Caller holds lock().
+KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
+  u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
+  for (u32 i = static_cast<u32>(hash >> (64 - KEPT_BITS));; i = (i + 1) % NKEPT_FRAMES) {
+    KeptFrame &f = kept_frames[i];
+    if (f.len == 0) return f;
+    if (f.addr == addr && f.lookup == lookup && f.image == image && f.kernel == kernel) return f;
+  }
 }
 
 // The text of one frame, from kept_frames if it is there, or rendered and kept. Caller holds
 // lock().
 const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
-  u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
-  KeptFrame &f = kept_frames[hash >> 54 & (NKEPT_FRAMES - 1)];
-  if (f.len != 0 && f.addr == addr && f.lookup == lookup && f.image == image && f.kernel == kernel)
-    return f;
-  if (FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) forget_frames();
+  if (nkept == KEPT_MAX || FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) forget_frames();
+  KeptFrame &f = slot_of(kernel, image, addr, lookup);
+  if (f.len != 0) return f;
   char name[NAME_MAX];
   if (!symbolize(kernel, image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
   json::Writer w(frame_text + frame_text_used, FRAME_MAX);
@@ -143,6 +158,7 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   w.end_object();
   f = {addr, lookup, image, kernel, frame_text_used, static_cast<u32>(w.size())};
   frame_text_used += f.len;
+  nkept++;
   return f;
 }
 
