@@ -211,13 +211,24 @@ def test_spin_addresses_in_symbol_ranges(spin_profile: SpinProfile) -> None:
 
 
 def test_psys_kernel_frames(shared: Machine) -> None:
-    run, samples = run_samples(shared, 50, "psys 2")
-    assert any(r.kernel for r in run.top.rows), (
-        f"psys spends its time in system calls; its report should show [k] functions:\n"
-        f"{run.output}")
+    # psys waits for the disk much of its time, and how much depends on the host: on a busy
+    # one a 2-second run can hold a single sample. So it runs again (up to 5 times) until
+    # its samples include 3 taken in the kernel; the checks below hold for every sample.
+    samples: list[pc.Sample] = []
+    runs = []
+    for _ in range(5):
+        run, more = run_samples(shared, 50, "psys 2")
+        runs.append(run)
+        samples += more
+        if sum(s["mode"] == "kernel" for s in samples) >= 3:
+            break
     in_kernel = [s for s in samples if s["mode"] == "kernel"]
     assert len(in_kernel) >= 3, (
-        f"expected kernel-mode samples of psys, got {len(in_kernel)} of {len(samples)}")
+        f"expected kernel-mode samples of psys, got {len(in_kernel)} of {len(samples)} in "
+        f"{len(runs)} runs of 2 s")
+    assert any(r.kernel for run in runs for r in run.top.rows), (
+        f"psys spends its time in system calls; its report should show [k] functions:\n"
+        f"{runs[-1].output}")
     for s in in_kernel:
         assert pc.kernel_frames(s), f"a kernel-mode sample without kernel frames: {pc.describe(s)}"
         # (A sample in exit, called by _start after main returned, or in the exec that
