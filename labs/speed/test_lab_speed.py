@@ -15,7 +15,10 @@ Speed counts only in a kernel that still works. Before any speedup is looked at,
     every file that differs is named);
   * the lab's own checks (labs/speed/user/spcheck.cc): pipes, sleep locks, copies, each from
     many processes at once, seeded (the seed is printed; SPEED_SEED=N replays one);
-  * `usertests -q`: every test passes and no page is lost.
+  * `usertests -q`: every test passes and no page is lost;
+  * the profile lab's graded tests (labs/profile/test_lab_profile.py): the profiler a
+    student measures with must still work. They run last, on two workers of their own,
+    since they take longest.
 
 If one fails, every speed test fails, and says which check it was and why. Run the checks
 yourself in the guest (`spcheck pipes 42`, `usertests -q`) or alone here:
@@ -32,6 +35,7 @@ from typing import Any, Callable
 
 import pytest
 
+from tern import discrimination
 from tern.bench import speed
 from tern.machine import PANIC, REPO, TRAP, Machine, MachineError
 from tern.profile_props import seed_from_env
@@ -41,6 +45,8 @@ points = pytest.mark.points  # the lab is this folder, labs/speed/
 CHECKS = ("pipes", "locks", "copy")
 CHECK_TIMEOUT = 30  # s for one spcheck (about 2 s when right): a lost wakeup never ends
 USERTESTS_TIMEOUT = 300
+PROFILE_LAB_TESTS = "labs/profile/test_lab_profile.py"
+PROFILE_LAB_TIMEOUT = 900  # s for the whole file (about 30 s when right)
 CHECK_OK = re.compile(r"(?m)^spcheck: (\w+) ok \(seed (\d+), (\d+) cases\)")
 USERTESTS_VERDICT = re.compile(r"(?m)^(ALL TESTS PASSED|FAILED:.*)$")
 USERTESTS_FAILED = re.compile(r"(?m)^test (\S+): (FAILED.*)$")
@@ -109,6 +115,28 @@ def run_checks(m: Machine, seed: int) -> list[str]:
     return problems
 
 
+def profile_lab_problems() -> list[str]:
+    """The profile lab's graded tests, run on this tree in a pytest of their own: those that
+    did not pass, in words (empty if all did)."""
+    try:
+        outcomes = discrimination.pytest_in(REPO, [PROFILE_LAB_TESTS], "-n", "2",
+                                            timeout=PROFILE_LAB_TIMEOUT)
+    except (AssertionError, OSError, discrimination.subprocess.TimeoutExpired) as e:
+        return [f"the profile lab's tests ({PROFILE_LAB_TESTS}) did not run: "
+                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"]
+    if not outcomes.results:
+        return [f"the profile lab's tests ({PROFILE_LAB_TESTS}) did not run"]
+    failed = outcomes.failed()
+    if not failed:
+        return []
+    shown = "; ".join(f"{name} ({outcomes.results[name]}: "
+                      f"{outcomes.reasons.get(name, '').splitlines()[0][:160] if outcomes.reasons.get(name) else ''})"
+                      for name in failed[:3])
+    more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
+    return [f"the profile lab's tests fail, so the profiler is broken: {shown}{more} "
+            f"(run `make grade LAB=profile`)"]
+
+
 @pytest.fixture(scope="module")
 def gate(request: pytest.FixtureRequest, _shared_holder) -> str:
     """Why speed does not count in this tree, or "" if it does (see the top)."""
@@ -118,7 +146,10 @@ def gate(request: pytest.FixtureRequest, _shared_holder) -> str:
             return ("protected files differ from the starter's: "
                     f"{', '.join(differ)}; put them back as they were")
         seed = seed_from_env("SPEED_SEED")
-        return "; ".join(run_checks(_shared_holder.get(), seed))
+        problems = run_checks(_shared_holder.get(), seed)
+        if not problems:
+            problems = profile_lab_problems()
+        return "; ".join(problems)
     return once_per_run(request, "gate", compute)
 
 
