@@ -15,6 +15,8 @@
 //                   as after a long spinlock-held stretch, so tests can make late ticks from
 //                   inside the guest (labs/sample's test_late_ticks_*); under QEMU's
 //                   -icount shift=0 a stall of N microseconds is N * 1000 instructions.
+//                   A hart stalls at most PROF_STALL_BUDGET_US in any second (-1 beyond),
+//                   so no program can keep a hart's interrupts off for long.
 //
 // Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
 // on, a rate or a count out of range. Samples are read as JSON from /proc/profile; /proc/profstat
@@ -34,7 +36,8 @@
 #define PROF_DEFAULT_HZ 1000
 #define PROF_MIN_INSNS 10000
 #define PROF_MAX_INSNS 1000000000
-#define PROF_STALL_MAX_US 10000  // one time slice (QUANTUM_US)
+#define PROF_STALL_MAX_US 10000      // one time slice (QUANTUM_US)
+#define PROF_STALL_BUDGET_US 200000  // per hart and second
 
 // Minor numbers of the profiler's files under /proc (major PROCFS_MAJOR, see procfs.h).
 #define PROC_PROFILE 1   // /proc/profile: the samples, as JSON

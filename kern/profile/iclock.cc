@@ -119,6 +119,7 @@ bool follow(HartCounter &h, u64 want) {
     if (h.index == REFUSED) return false;
   }
   start(h, want);
+  if (h.running == 0) h.index = REFUSED;  // the SBI would not start it: keep the timer
   return h.running != 0;
 }
 
@@ -126,7 +127,7 @@ bool iclock_sync() {
   u64 want = active() ? clock_every : 0;
   HartCounter &h = harts[cpuid()];
   if (h.running != want) follow(h, want);
-  // A hart whose counter could not be set up keeps sampling with the timer.
+  // A hart whose counter could not be set up or started keeps sampling with the timer.
   return clock_every != 0 && h.index != REFUSED;
 }
 

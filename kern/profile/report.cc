@@ -145,9 +145,14 @@ KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
 // lock().
 const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
-  if (nkept == KEPT_MAX || FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) forget_frames();
-  KeptFrame &f = slot_of(kernel, image, addr, lookup);
-  if (f.len != 0) return f;
+  KeptFrame *kept = &slot_of(kernel, image, addr, lookup);
+  if (kept->len != 0) return *kept;
+  // A new frame: make room first if the table or the text is full.
+  if (nkept == KEPT_MAX || FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) {
+    forget_frames();
+    kept = &slot_of(kernel, image, addr, lookup);
+  }
+  KeptFrame &f = *kept;
   char name[NAME_MAX];
   if (!symbolize(kernel, image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
   json::Writer w(frame_text + frame_text_used, FRAME_MAX);

@@ -27,6 +27,7 @@
 // A process being profiled can exit at any moment: its samples stay in the array, and its
 // executable in the image table, so /proc/profile still names its functions.
 
+#include "abi/param.h"
 #include "arch/riscv/riscv.h"
 #include "lib/printf.h"
 #include "lib/sleeplock.h"
@@ -152,12 +153,24 @@ namespace {
 // PROF_STALL: spin with interrupts off for `us` microseconds of the `time` clock, as a
 // kernel that held a spinlock that long would. Whatever comes due meanwhile (the sampling
 // clock, the time slice) is taken at the pop_off() that ends it. No lock is held, so other
-// harts go on; the bound keeps one call within a time slice.
+// harts go on; the bound keeps one call within a time slice, and the budget keeps a hart's
+// stalls within PROF_STALL_BUDGET_US a second, however often a program asks. The budget is
+// per hart, kept with interrupts off, which also keeps the caller on its hart.
 static_assert(PROF_STALL_MAX_US <= QUANTUM_US);
+constinit u64 stall_second[NCPU];  // when the hart's current second began (`time`)
+constinit u64 stall_spent[NCPU];   // microseconds it stalled in that second
 u64 stall(int us) {
   if (us < 0 || us > PROF_STALL_MAX_US) return ERR;
-  u64 end = riscv::r_time() + static_cast<u64>(us) * (TIMEBASE_HZ / 1'000'000);
   InterruptGuard off;
+  int hart = cpuid();
+  u64 now = riscv::r_time();
+  if (now - stall_second[hart] >= TIMEBASE_HZ) {
+    stall_second[hart] = now;
+    stall_spent[hart] = 0;
+  }
+  if (stall_spent[hart] + static_cast<u64>(us) > PROF_STALL_BUDGET_US) return ERR;
+  stall_spent[hart] += static_cast<u64>(us);
+  u64 end = now + static_cast<u64>(us) * (TIMEBASE_HZ / 1'000'000);
   while (riscv::r_time() < end) {
   }
   return 0;

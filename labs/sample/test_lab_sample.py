@@ -528,6 +528,7 @@ def clear_with_a_sample_in_flight() -> str | None:
             gdb.drain()  # the guest stopped when the stub was connected
             gdb.set_watchpoint(slot, 8)
             gdb.resume()
+            exits = m.output.count("pstatus: exit")
             m.sendline(f"pstatus profile {pid} on")
             try:
                 stop = gdb.wait_stop(10 * timeout_scale(), idle=lambda: m.pump(0.05))
@@ -539,7 +540,14 @@ def clear_with_a_sample_in_flight() -> str | None:
             stopped = int(hit.group(1), 16)
             gdb.clear_watchpoint(slot, 8)
             gdb.resume(2 if stopped == 1 else 1)  # the other hart alone
-            m.pump(0.3)
+            # The `on` command may not have finished when the sample began: wait for its
+            # exit line, so that the next one can only be the clear's.
+            settle = time.monotonic() + 10 * timeout_scale()
+            while m.output.count("pstatus: exit") == exits and time.monotonic() < settle:
+                m.pump(0.1)
+            assert m.output.count("pstatus: exit") > exits, (
+                f"`pstatus profile {pid} on` did not finish while one hart was stopped: "
+                f"{m.output[-500:]!r}")
             start = len(m.output)
             m.sendline("pstatus profile clear")
             waited = time.monotonic() + CLEAR_WAIT * timeout_scale()
@@ -549,9 +557,9 @@ def clear_with_a_sample_in_flight() -> str | None:
                     return (f"`profile clear` returned while hart {stopped - 1} was stopped "
                             f"in record(), in the middle of a sample (it had written to "
                             f"samples[0]): clear_samples() must wait for samples in flight")
-            gdb.interrupt(10, idle=lambda: m.pump(0.05))
+            gdb.interrupt(10 * timeout_scale(), idle=lambda: m.pump(0.05))
             gdb.resume()
-            m.expect(r"pstatus profile clear\npstatus: exit 0", timeout=10)
+            m.expect(r"pstatus profile clear\npstatus: exit 0", timeout=10 * timeout_scale())
         m.assert_no_failures()  # pdeep ends with the machine
     return None
 

@@ -41,6 +41,7 @@ import pytest
 
 from tern import jobs
 from tern import profile_check as pc
+from tern.bench import icount
 from tern.fixtures import SharedMachine
 from tern.machine import LOG_DIR, Machine, timeout_scale
 
@@ -323,6 +324,22 @@ def test_prologue_and_epilogue_keep_the_caller(shared: Machine) -> None:
     problems = pc.address_problems(samples, pc.run_symbols("pentry"), pc.kernel_symbols())
     assert_no_problems(problems, "pentry's addresses")
     shared.assert_no_failures()
+
+
+# --- PROF_STALL's budget --------------------------------------------------------------------
+
+
+def test_stall_budget() -> None:
+    """PROF_STALL keeps a hart's interrupts off, so a hart grants at most 200 ms of it in
+    any second (kern/abi/profile.h): 30 stalls of 10 ms in a row must meet a refusal. Under
+    -icount the stalls and the second are counted in instructions, so this does not depend
+    on how fast the host is."""
+    with Machine(1, name="test_profile.stall_budget", extra_args=icount.ICOUNT_ARGS) as m:
+        m.boot()
+        out = m.run("pstatus pstall 30 10000 0", timeout=RUN_TIMEOUT)
+        assert "refused a stall" in out and "pstatus: exit 1" in out, (
+            f"30 stalls of 10 ms within a second should exceed the hart's budget:\n{out}")
+        m.assert_no_failures()
 
 
 # --- Corrupt frame pointers -----------------------------------------------------------------
