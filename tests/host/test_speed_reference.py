@@ -63,14 +63,24 @@ def test_differences_name_each_file(tree: Path) -> None:
 
 def test_a_tree_without_git_is_checked_for_the_recorded_files(tree: Path) -> None:
     """An uploaded or copied tree has no repository: the recorded files are checked, and a
-    file beside them is not."""
+    source file beside them that the build would compile is named, a backup is not."""
     recorded = speed.digest(tree)
     copy = tree.parent / "copy"
     shutil.copytree(tree, copy, ignore=shutil.ignore_patterns(".git"))
-    (copy / "user/lib/fast.cc").write_text("int fast;\n")
+    (copy / "user/lib/string.cc~").write_text("an editor's backup\n")
     assert speed.differences(recorded, copy) == []
     (copy / "labs/speed/user/sppipe.cc").write_text("int main() { return 0; }\n")
     assert speed.differences(recorded, copy) == ["labs/speed/user/sppipe.cc (changed)"]
+    (copy / "user/lib/fast.cc").write_text("int fast;\n")
+    assert speed.differences(recorded, copy) == ["labs/speed/user/sppipe.cc (changed)",
+                                                 "user/lib/fast.cc (added)"]
+
+
+def test_an_untracked_source_in_a_git_tree_is_named(tree: Path) -> None:
+    """The build compiles every .cc of user/lib, tracked or not."""
+    recorded = speed.digest(tree)
+    (tree / "user/lib/fast.cc").write_text("int fast;\n")
+    assert speed.differences(recorded, tree) == ["user/lib/fast.cc (added)"]
 
 
 def test_reference_records_the_protected_files_of_this_tree() -> None:

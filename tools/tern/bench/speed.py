@@ -52,7 +52,8 @@ WORKLOADS = {
 }
 # What the counts and the correctness gate depend on besides the kernel's code, so that a
 # student cannot win by changing them (the handout lists them and says why). Paths of
-# files or folders; a folder stands for the files git tracks in it.
+# files or folders; a folder stands for the files git tracks in it, and for any source file
+# in it (SOURCES) whether tracked or not, since the build compiles what it finds there.
 PROTECTED = (
     "labs/speed/user",             # the workloads, and spcheck, the gate's checks
     "labs/speed/test_lab_speed.py",  # the gate and the tiers
@@ -62,6 +63,7 @@ PROTECTED = (
     "kern/abi",                    # limits and layouts they are compiled with: NPROC, NBUF...
     "tools/tern/bench/icount.py", "tools/tern/bench/speed.py",  # the measuring code
 )
+SOURCES = (".cc", ".h", ".S", ".ld", ".def")  # what the build picks up in a folder
 REFERENCE = "labs/speed/reference.toml"
 REFERENCE_COMMAND = "tools/speed --reference"
 RUN_TIMEOUT = 300  # s for one workload, both runs, at GRADE_TIMEOUT_SCALE=1
@@ -85,6 +87,18 @@ def protected_files(root: Path = REPO) -> list[str]:
     return sorted(name for name in listed.split("\0") if name)
 
 
+def sources_in_folders(root: Path = REPO) -> list[str]:
+    """The source files (SOURCES) on disk in the folders of PROTECTED, tracked or not,
+    sorted: a build compiles them whatever git knows of them."""
+    found = []
+    for entry in PROTECTED:
+        folder = root / entry
+        if folder.is_dir():
+            found += [str(path.relative_to(root)) for path in folder.rglob("*")
+                      if path.is_file() and path.suffix in SOURCES]
+    return sorted(found)
+
+
 def file_digest(path: Path) -> str:
     """The SHA-256 of one file's contents, or "missing" if there is no such file."""
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "missing"
@@ -99,11 +113,15 @@ def digest(root: Path = REPO, files: list[str] | None = None) -> dict[str, str]:
 
 def differences(recorded: dict[str, str], root: Path = REPO) -> list[str]:
     """The protected files of the tree at `root` that differ from `recorded` (reference.toml's
-    digest), each as "PATH (changed)", "(missing)" or "(added)". A tree that is not a git
-    repository (a copied or uploaded one) is checked for the recorded files only."""
+    digest), each as "PATH (changed)", "(missing)" or "(added)". Added are the files git
+    tracks under PROTECTED that the reference does not list, and, with or without git (a
+    copied or uploaded tree), any source file in a protected folder that it does not list:
+    an editor's backup or an object file counts for nothing, a new `.cc` does."""
     found = digest(root, list(recorded))
+    extra = sources_in_folders(root)
     if is_repository(root):
-        found |= digest(root, [n for n in protected_files(root) if n not in recorded])
+        extra += protected_files(root)
+    found |= digest(root, [n for n in set(extra) if n not in recorded])
     out = []
     for name in sorted(found):
         if name not in recorded:
