@@ -213,3 +213,46 @@ def test_random_machines(tmp_path: Path) -> None:
     print(f"{CASES} cases: {counts}")
     # Every kind of outcome was tried, so a passing run says something about each.
     assert len(counts) == 6, counts
+
+
+# --- Which interpreter the modules are looked for in ------------------------------------------
+
+MODULES = [p[3:] for row in ROWS for p in row.probes if p.startswith("py:")]
+
+
+def python_stub(folder: Path, name: str, has: set[str]) -> Path:
+    """An interpreter that answers `-c CODE` as one would that can import `has`: it fails if
+    CODE names a module it lacks (as find-python's and tools/deps's probes do)."""
+    lacks = " ".join(m for m in MODULES if m not in has)
+    stub(folder, name, f'for m in {lacks}; do case "$2" in *"\'$m\'"*|*\\"$m\\"*) exit 1 ;; '
+         'esac; done\nexit 0')
+    return folder / name
+
+
+@pytest.mark.parametrize("path_has, system_has", [
+    ({"pexpect"}, set()),                        # PATH's python3 has one module, Debian's none
+    ({"pexpect"}, {"pytest", "elftools"}),       # each has some
+    (set(MODULES), set()),                       # PATH's has all: it is the one used
+    (set(), {"pytest", "pexpect", "xdist"}),     # Debian's has the harness, not elftools
+])
+def test_modules_are_looked_for_where_apt_puts_them(tmp_path: Path, path_has: set[str],
+                                                    system_has: set[str]) -> None:
+    """A python3 on PATH that has some of the modules but not the test harness (a separate
+    install beside Debian's) must not hide a package: apt-get installs into Debian's
+    interpreter, so unless PATH's python3 already has them all, the modules are looked for
+    in Debian's (TERN_SYSTEM_PYTHON here, /usr/bin/python3 by default)."""
+    machine = Machine(tmp_path, set(COMMANDS) - {"python3"}, "root", set())
+    python_stub(machine.bin, "python3", path_has)
+    system = python_stub(tmp_path, "system-python3", system_has)
+    env = {"PATH": str(machine.bin), "HOME": str(tmp_path), "TERN_SYSTEM_PYTHON": str(system)}
+    listed = subprocess.run(["/bin/sh", str(DEPS), "missing", "grade"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr
+    used = path_has if set(MODULES) <= path_has else system_has
+    packages = {row.probes[0][3:]: row.package for row in ROWS
+                if row.probes[0].startswith("py:")}
+    assert listed.stdout.split() == [packages[m] for m in MODULES if m not in used]
+    chosen = subprocess.run(["/bin/sh", str(ROOT / "tools" / "find-python")], env=env,
+                            capture_output=True, text=True, timeout=60).stdout.strip()
+    harness = {"pytest", "pexpect", "xdist"}
+    assert chosen == ("python3" if harness <= path_has else str(system)), chosen
