@@ -91,6 +91,26 @@ def test_a_rebuilt_binary_is_refused(built: None, tmp_path: Path) -> None:
     assert any("_sh.elf is not the binary that was profiled" in n for n in found.notes)
 
 
+def test_each_sample_is_looked_up_in_the_program_it_ran(built: None) -> None:
+    """A process sampled between its fork and its exec runs its parent's program: its
+    samples say so ("comm" is the program when sampled) and get their lines from that
+    program, while its later samples get theirs from the program it exec'd."""
+    def sample(program: str, symbol: str) -> dict:
+        symbols = lines.SymbolTable((BUILD / "user" / f"_{program}.sym").read_bytes())
+        address, _, _ = next(e for e in symbols.entries if e[2] == symbol)
+        return {"pid": 5, "comm": program, "timestamp": 1, "samples": [
+            {"address": address, "symbol": symbol, "kernel": False}]}
+    before, after = sample("sh", "main"), sample("primes", "is_prime")
+    profile = model.loads(json.dumps([before, after]))
+    assert [s.comm for s in profile.samples] == ["sh", "primes"]
+    assert profile.names == {5: "primes"}, "the process is named for what it exec'd"
+    found = lines.for_profile(profile, BUILD)
+    assert found.notes == []
+    sh, primes = (found.line(s, 0) for s in profile.samples)
+    assert sh is not None and sh.path.endswith("user/bin/sh.cc"), sh
+    assert primes is not None and primes.path.endswith("user/demo/primes.cc"), primes
+
+
 def test_no_build_no_lines(tmp_path: Path) -> None:
     profile = model.loads('[{"pid":3,"comm":"primes","timestamp":1,"samples":'
                           '[{"address":16,"symbol":"main","kernel":false}]}]')
