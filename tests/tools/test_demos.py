@@ -199,7 +199,8 @@ def check_hot_lines(profile: model.Profile, out: Path) -> None:
                 if "xorshift(x)" in text)
     row = next(r for r in top.rows(profile, sources) if r.name == "hot")
     assert row.hottest is not None and (row.hottest.path, row.hottest.line) == \
-        (str(ROOT / "user" / "demo" / "spin.cc"), loop), f"hot's lines: {row.lines}"
+        (str(ROOT / "user" / "demo" / "spin.cc"), loop), \
+        f"hot's lines: {row.lines}; notes: {sources.notes}"
 
 
 # Checks of the source lines, for the demos that have one: given the profile and the folder

@@ -291,9 +291,11 @@ class Sources:
         self._load(profile)
 
     def binary_key(self, sample: Sample, index: int) -> BinaryKey:
+        """Which binary a frame is in: the kernel, or the program the process ran when
+        sampled (its name for all its samples if the sample does not say)."""
         if sample.frames[index].kernel:
             return (True, "")
-        return (False, self.profile.names.get(sample.pid, ""))
+        return (False, sample.comm or self.profile.names.get(sample.pid, ""))
 
     def paths(self, key: BinaryKey) -> Tuple[Path, Path]:
         """The ELF file with debug information, and the symbol table, of a binary."""

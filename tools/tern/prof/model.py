@@ -55,6 +55,9 @@ class Sample:
     hart: int
     mode: str  # "user" or "kernel": where the sampling interrupt found the hart
     frames: Tuple[Frame, ...]  # innermost first, as in the file
+    # The program the process ran when sampled ("comm"), "" if the file does not say. Before
+    # its exec a new process runs its parent's program; Profile.names keeps the last one.
+    comm: str = ""
 
     def stack(self) -> Tuple[Frame, ...]:
         """The frames outermost first: main before the functions it called."""
@@ -202,7 +205,8 @@ def _sample(index: int, item: Any, frames: Dict[Tuple[int, str, bool], Frame]) -
         mode = "kernel" if any(f.kernel for f in stack) else "user"
     if mode not in ("user", "kernel"):
         raise ProfileError(f"{where}: \"mode\" should be \"user\" or \"kernel\", not {mode!r}")
-    return Sample(pid, tid, timestamp, hart, mode, stack)
+    comm = item.get("comm")
+    return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "")
 
 
 def _frame(sample: int, index: int, item: Any,
