@@ -1,4 +1,4 @@
-"""The basic user programs: ls, cat, echo, wc, mkdir, ln, rm, grep, kill.
+"""The basic user programs: ls, cat, echo, wc, mkdir, ln, rm, grep, kill, sleep.
 
 All tests share one machine: each works on its own file names, so they do not disturb each
 other. Expected answers are computed on the host from the files in fs.img (see host.py).
@@ -88,3 +88,12 @@ def test_kill_background_spin(shared: Machine) -> None:
     jobs.kill_and_wait_gone(shared, pid)
     assert shared.run("echo still here").strip() == "still here"
     shared.assert_no_failures()
+
+
+def test_sleep(shared: Machine) -> None:
+    assert shared.run("sleep 1; echo woke").strip() == "woke"
+    for bad, says in [("sleep", ""), ("sleep x", "'x' is not a number"),
+                      ("sleep 1 2", ""), ("sleep -3", "'-3' is not a number"),
+                      ("sleep 12345678901", "is not a number")]:
+        out = shared.run(bad)
+        assert "usage: sleep TICKS" in out and says in out, f"`{bad}`:\n{out}"
