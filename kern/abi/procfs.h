@@ -5,3 +5,5 @@
 #include "majors.h"
 
 #define PROC_MEMINFO 0  // /proc/meminfo: "free pages: N" and "total pages: N"
+// /proc/cpustat: "hart H idle N" a line, N the instret count H spent with nothing to run
+#define PROC_CPUSTAT 3

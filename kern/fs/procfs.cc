@@ -44,6 +44,15 @@ void render_meminfo(ProcText &out) {
   out.str("total pages: ").num(ktotal_pages()).ch('\n');
 }
 
+// One line a started hart: "hart H idle N", N the instret count it spent with nothing to run
+// (Cpu::idle), up to the last time it found a process.
+void render_cpustat(ProcText &out) {
+  for (int i = 0; i < NCPU; i++) {
+    if (!cpus[i].started) continue;
+    out.str("hart ").num(i).str(" idle ").num(cpus[i].idle).ch('\n');
+  }
+}
+
 int procfs_read(int minor, bool user, u64 addr, u32 off, int n, u64 &state) {
   if (minor < 0 || minor >= NPROCFILES || n < 0) return -1;
   if (readers[minor] != nullptr) return readers[minor](user, addr, off, n, state);
@@ -124,4 +133,5 @@ void procfsinit() {
   devsw[PROCFS_MAJOR].read = procfs_read;
   devsw[PROCFS_MAJOR].write = procfs_write;
   procfs_register(PROC_MEMINFO, render_meminfo);
+  procfs_register(PROC_CPUSTAT, render_cpustat);
 }

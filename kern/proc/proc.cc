@@ -340,13 +340,20 @@ void scheduler() {
       if (p.state != ProcState::Runnable) continue;
       p.state = ProcState::Running;
       c->proc = &p;
+      if (c->idle_since != 0) {  // the hart was idle until now
+        c->idle += riscv::r_instret() - c->idle_since;
+        c->idle_since = 0;
+      }
       timer_start_quantum();
       swtch(&c->context, &p.context);
       // The process is done running for now; it changed its state before coming back.
       c->proc = nullptr;
       found = true;
     }
-    if (!found) riscv::wfi();  // nothing to run: sleep until an interrupt is pending
+    if (!found) {  // nothing to run: sleep until an interrupt is pending
+      if (c->idle_since == 0) c->idle_since = riscv::r_instret();
+      riscv::wfi();
+    }
   }
 }
 

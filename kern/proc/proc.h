@@ -43,6 +43,12 @@ struct Cpu {
   // Timer bookkeeping (kern/trap/timer.cc).
   u64 next_quantum = 0;  // time CSR value at which the running process is preempted
   u64 next_sample = 0;   // time CSR value of the next profiling sample (0 = none)
+  // Idle bookkeeping (scheduler(), /proc/cpustat): instret counted from the scan that found
+  // nothing to run to the one that found a process, interrupts handled meanwhile included.
+  // Under QEMU's -icount that is virtual time the hart spent waiting, for the disk or a
+  // timer, which a benchmark subtracts to count only the work.
+  u64 idle = 0;
+  u64 idle_since = 0;  // instret when the hart went idle, 0 while it is not
 };
 
 extern Cpu cpus[NCPU];

@@ -26,6 +26,7 @@ struct DeviceFile {
 
 constexpr DeviceFile PROC_FILES[] = {
     {"/proc/meminfo", PROCFS_MAJOR, PROC_MEMINFO},
+    {"/proc/cpustat", PROCFS_MAJOR, PROC_CPUSTAT},
     {"/proc/profile", PROCFS_MAJOR, PROC_PROFILE},
     {"/proc/profstat", PROCFS_MAJOR, PROC_PROFSTAT},
     {"/dev/export", EXPORT_MAJOR, 0},
