@@ -5,7 +5,8 @@
 //   bsys exec N              N rounds of fork, exec of `bsys nop`, wait
 //   bsys pingpong N          N one-byte round trips between two processes over two pipes
 //   bsys pipe BYTES          BYTES through a pipe from a child to its parent, 4 KiB at a time
-//   bsys fwrite BYTES        create a file of BYTES in 4 KiB writes (and delete it afterwards)
+//   bsys fwrite BYTES        create a file of BYTES in 4 KiB writes (and delete it afterwards);
+//                            also prints the instructions the harts spent idle meanwhile
 //   bsys fread BYTES N       read a file of BYTES, already in the buffer cache, N times
 //   bsys prof FRAMES UNITS HZ   UNITS units of work FRAMES user frames deep, profiled at HZ
 //                               samples a second (HZ 0: not profiled)
@@ -48,9 +49,11 @@
 //   * The disk. While a process waits for the disk the hart is idle, and QEMU (sleep=off)
 //     moves virtual time on to the next timer deadline at once; how many such jumps a wait
 //     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
-//     measurement (every write commits a log transaction), and its figure varies for that
-//     reason. `fread` reads a file small enough to stay in the buffer cache and warms it
-//     first; `exec` runs this same small program, whose blocks stay cached too.
+//     measurement (every write commits a log transaction), and its virtual time varies for
+//     that reason; it also reports the idle part of it (/proc/cpustat), and the rest, the
+//     work, varies by a few tenths of a percent only. `fread` reads a file small enough to
+//     stay in the buffer cache and warms it first; `exec` runs this same small program,
+//     whose blocks stay cached too.
 //   * The console. Nothing is printed while a measurement runs.
 //
 // What remains is the kernel's own history: a copy in the kernel takes a couple of instructions
@@ -93,6 +96,28 @@ class Stopwatch {
  private:
   unsigned long m_start;
 };
+
+// The instructions all harts have spent idle so far, from /proc/cpustat ("hart H idle N" a
+// line). While a process waits for the disk its hart is idle, and under -icount with
+// sleep=off QEMU fills that with jumps of virtual time whose number depends on the host's
+// disk; the count less the idle part is the work alone. Read outside a Stopwatch's span.
+unsigned long idle_insns() {
+  static char text[512];
+  int fd = open("/proc/cpustat", O_RDONLY);
+  if (fd < 0) fail("cannot open /proc/cpustat");
+  int n = read(fd, text, sizeof(text) - 1);
+  close(fd);
+  if (n <= 0) fail("cannot read /proc/cpustat");
+  text[n] = '\0';
+  unsigned long total = 0;
+  for (char *s = text; (s = strchr(s, 'e')) != nullptr; s++) {  // each "idle N"
+    if (s - text < 3 || strncmp(s - 3, "idle ", 5) != 0) continue;
+    unsigned long v = 0;
+    for (s += 2; *s >= '0' && *s <= '9'; s++) v = v * 10 + static_cast<unsigned long>(*s - '0');
+    total += v;
+  }
+  return total;
+}
 
 void reap(int pid) {
   int status = 0;
@@ -330,11 +355,13 @@ void read_file(int bytes) {
 void bench_fwrite(int bytes) {
   unlink(FILE);
   settle();
+  unsigned long idle = idle_insns();
   Stopwatch w;
   write_file(bytes);
   unsigned long insns = w.insns();
+  idle = idle_insns() - idle;
   unlink(FILE);
-  printf("bsys: fwrite bytes %d insns %lu\n", bytes, insns);
+  printf("bsys: fwrite bytes %d insns %lu idle %lu\n", bytes, insns, idle);
 }
 
 void bench_fread(int bytes, int rounds) {
