@@ -128,8 +128,8 @@ def syscall_figures(s: Sizes) -> dict[str, Figure]:
     def insns(key: str, name: str, unit: str = "instructions") -> Figure:
         return Figure(key, "syscalls", name, unit, "icount", digits=1, exact=True)
 
-    def rate(key: str, name: str, exact: bool = True) -> Figure:
-        return Figure(key, "syscalls", name, "bytes / M instructions", "icount", digits=0,
+    def rate(key: str, name: str, exact: bool = True, digits: int = 0) -> Figure:
+        return Figure(key, "syscalls", name, "bytes / M instructions", "icount", digits=digits,
                       exact=exact)
 
     kib = lambda n: f"{n >> 10} KiB"  # noqa: E731
@@ -144,7 +144,7 @@ def syscall_figures(s: Sizes) -> dict[str, Figure]:
         rate("sys.fwrite", f"file write, {kib(s.fwrite_bytes)} in 4 KiB writes, per M busy "
              "instructions (idle time left out)", exact=False),
         rate("sys.fwrite.virtual", f"file write, {kib(s.fwrite_bytes)} in 4 KiB writes, per M "
-             "instructions of virtual time (disk waits included)", exact=False),
+             "instructions of virtual time (disk waits included)", exact=False, digits=2),
     ]
     return {f.key: f for f in figs}
 
