@@ -100,24 +100,43 @@ class Stopwatch {
 // The instructions all harts have spent idle so far, from /proc/cpustat ("hart H idle N" a
 // line). While a process waits for the disk its hart is idle, and under -icount with
 // sleep=off QEMU fills that with jumps of virtual time whose number depends on the host's
-// disk; the count less the idle part is the work alone. Read outside a Stopwatch's span.
-unsigned long idle_insns() {
-  static char text[512];
-  int fd = open("/proc/cpustat", O_RDONLY);
-  if (fd < 0) fail("cannot open /proc/cpustat");
-  int n = read(fd, text, sizeof(text) - 1);
-  close(fd);
-  if (n <= 0) fail("cannot read /proc/cpustat");
-  text[n] = '\0';
-  unsigned long total = 0;
-  for (char *s = text; (s = strchr(s, 'e')) != nullptr; s++) {  // each "idle N"
-    if (s - text < 3 || strncmp(s - 3, "idle ", 5) != 0) continue;
-    unsigned long v = 0;
-    for (s += 2; *s >= '0' && *s <= '9'; s++) v = v * 10 + static_cast<unsigned long>(*s - '0');
-    total += v;
+// disk; the count less the idle part is the work alone. The file is opened before the
+// measurement, one descriptor a read (each read renders the file afresh from its offset 0):
+// opening it afterwards could wait for the disk itself, after the writes have pushed its
+// directory's blocks out of the buffer cache, and that wait would count as idle.
+class IdleCounter {
+ public:
+  IdleCounter() {
+    for (int &fd : m_fds)
+      if ((fd = open("/proc/cpustat", O_RDONLY)) < 0) fail("cannot open /proc/cpustat");
   }
-  return total;
-}
+  ~IdleCounter() {
+    for (int fd : m_fds) close(fd);
+  }
+  IdleCounter(const IdleCounter &) = delete;
+  IdleCounter &operator=(const IdleCounter &) = delete;
+
+  // The first call reads through the first descriptor, the second through the second.
+  unsigned long read_next() {
+    if (m_used == 2) fail("IdleCounter read more than twice");
+    static char text[512];
+    int n = read(m_fds[m_used++], text, sizeof(text) - 1);
+    if (n <= 0) fail("cannot read /proc/cpustat");
+    text[n] = '\0';
+    unsigned long total = 0;
+    for (char *s = text; (s = strchr(s, 'e')) != nullptr; s++) {  // each "idle N"
+      if (s - text < 3 || strncmp(s - 3, "idle ", 5) != 0) continue;
+      unsigned long v = 0;
+      for (s += 2; *s >= '0' && *s <= '9'; s++) v = v * 10 + static_cast<unsigned long>(*s - '0');
+      total += v;
+    }
+    return total;
+  }
+
+ private:
+  int m_fds[2];
+  int m_used = 0;
+};
 
 void reap(int pid) {
   int status = 0;
@@ -354,12 +373,13 @@ void read_file(int bytes) {
 
 void bench_fwrite(int bytes) {
   unlink(FILE);
+  IdleCounter idle_count;
   settle();
-  unsigned long idle = idle_insns();
+  unsigned long idle = idle_count.read_next();
   Stopwatch w;
   write_file(bytes);
   unsigned long insns = w.insns();
-  idle = idle_insns() - idle;
+  idle = idle_count.read_next() - idle;
   unlink(FILE);
   printf("bsys: fwrite bytes %d insns %lu idle %lu\n", bytes, insns, idle);
 }

@@ -223,8 +223,9 @@ def run_syscalls(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     figs["sys.fwrite"].add(fw["bytes"] * 1e6 / (fw["insns"] - fw["idle"]))
     figs["sys.fwrite"].note = (
         "virtual time less the time the hart was idle (/proc/cpustat): the writer's work. It "
-        "still varies by a few tenths of a percent, with where the disk's interrupts and the "
-        "timer's fall against the writer's work")
+        "still varies by a few tenths of a percent: QEMU completes a disk request on another "
+        "host thread, so where its interrupt falls in the writer's work, and whether the "
+        "writer has to sleep for it at all, depends on the host")
     figs["sys.fwrite.virtual"].add(fw["bytes"] * 1e6 / fw["insns"])
     figs["sys.fwrite.virtual"].note = (
         "while the writer waits for the disk QEMU (sleep=off) jumps to the next timer deadline "
