@@ -516,8 +516,16 @@ def clear_with_a_sample_in_flight() -> str | None:
     """On two harts, stop one (through QEMU's gdb stub) at its first write to the sample
     array's first slot, inside record(), and clear on the other: clear_samples() must not
     return while that sample is in flight, and must once the hart goes on. None if so, else
-    what went wrong. Races need luck to show; a hart held still shows every time."""
+    what went wrong. Races need luck to show; a hart held still shows every time.
+
+    Nothing here depends on how fast the host is. The clear is caught at the first
+    instruction of clear_samples() (a breakpoint), and from there the clearing hart alone
+    runs with a watchpoint on `generation`, which clear_samples() writes once it stops
+    waiting: a clear that does not wait gets there in a few dozen instructions, well inside
+    CLEAR_WAIT seconds however busy the host, and one that waits never does."""
     slot = kernel_address("_ZN4prof7samplesE") + 8  # samples[0].pid and .image
+    entry = kernel_address("_ZN4prof13clear_samplesEv")
+    generation = kernel_address("_ZN4prof12_GLOBAL__N_110generationE")
     port = free_port()
     with Machine(2, name="test_lab_sample.clear_stopped",
                  extra_args=("-gdb", f"tcp:127.0.0.1:{port}")) as m:
@@ -538,28 +546,42 @@ def clear_with_a_sample_in_flight() -> str | None:
             hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
             assert hit, f"the gdb stub stopped the guest for another reason: {stop!r}"
             stopped = int(hit.group(1), 16)
+            other = 2 if stopped == 1 else 1
             gdb.clear_watchpoint(slot, 8)
-            gdb.resume(2 if stopped == 1 else 1)  # the other hart alone
+            gdb.resume(other)  # the other hart alone
             # The `on` command may not have finished when the sample began: wait for its
             # exit line, so that the next one can only be the clear's.
-            settle = time.monotonic() + 10 * timeout_scale()
+            settle = time.monotonic() + 60 * timeout_scale()
             while m.output.count("pstatus: exit") == exits and time.monotonic() < settle:
                 m.pump(0.1)
             assert m.output.count("pstatus: exit") > exits, (
                 f"`pstatus profile {pid} on` did not finish while one hart was stopped: "
                 f"{m.output[-500:]!r}")
-            start = len(m.output)
-            m.sendline("pstatus profile clear")
-            waited = time.monotonic() + CLEAR_WAIT * timeout_scale()
-            while time.monotonic() < waited:
-                m.pump(0.1)
-                if "pstatus: exit" in m.output[start:]:
-                    return (f"`profile clear` returned while hart {stopped - 1} was stopped "
-                            f"in record(), in the middle of a sample (it had written to "
-                            f"samples[0]): clear_samples() must wait for samples in flight")
             gdb.interrupt(10 * timeout_scale(), idle=lambda: m.pump(0.05))
+            gdb.set_breakpoint(entry)
+            gdb.resume(other)
+            m.sendline("pstatus profile clear")
+            try:
+                stop = gdb.wait_stop(60 * timeout_scale(), idle=lambda: m.pump(0.05))
+            except GdbStubError:
+                return ("`pstatus profile clear` did not reach clear_samples() in 60 s while "
+                        f"hart {stopped - 1} was stopped in record()")
+            gdb.clear_breakpoint(entry)
+            gdb.set_watchpoint(generation, 4)
+            gdb.resume(other)
+            try:
+                stop = gdb.wait_stop(CLEAR_WAIT * timeout_scale(), idle=lambda: m.pump(0.05))
+            except GdbStubError:
+                stop = ""  # still waiting: right
+            if "watch" in stop:
+                return (f"clear_samples() started a new generation while hart {stopped - 1} "
+                        f"was stopped in record(), in the middle of a sample (it had written "
+                        f"to samples[0]): clear_samples() must wait for samples in flight")
+            if stop == "":
+                gdb.interrupt(10 * timeout_scale(), idle=lambda: m.pump(0.05))
+            gdb.clear_watchpoint(generation, 4)
             gdb.resume()
-            m.expect(r"pstatus profile clear\npstatus: exit 0", timeout=10 * timeout_scale())
+            m.expect(r"pstatus profile clear\npstatus: exit 0", timeout=30 * timeout_scale())
         m.assert_no_failures()  # pdeep ends with the machine
     return None
 
