@@ -101,7 +101,8 @@ int main(int argc, char **argv) {
   unlink(FILE);
   constexpr unsigned long TICKS_PER_US = TIME_TICKS_PER_MS / 1000;
   printf("psys: done, %d rounds\n", rounds);
-  printf("psys: %lu us: write %lu us, read %lu us, pipe %lu us\n", (rdtime() - start) / TICKS_PER_US,
-         spent[0] / TICKS_PER_US, spent[1] / TICKS_PER_US, spent[2] / TICKS_PER_US);
+  printf("psys: %lu us: write %lu us, read %lu us, pipe %lu us\n",
+         (rdtime() - start) / TICKS_PER_US, spent[0] / TICKS_PER_US, spent[1] / TICKS_PER_US,
+         spent[2] / TICKS_PER_US);
   return 0;
 }
