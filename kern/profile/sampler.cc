@@ -341,9 +341,15 @@ void sweep_waits(u64 now) {
                                    __ATOMIC_RELAXED))
     return;  // another hart took this period's sweep
   bool all = all_mode;
+  // Outside all mode the scan ends at the last profiled process: the sweep then costs the
+  // running process's trap a few instructions a slot up to there, not the whole table.
+  int left = all ? NPROC : nprofiled;
   for (Proc &p : procs) {
-    // An unlocked look first, so that only sleepers that are profiled cost a lock.
-    if (p.state != ProcState::Sleeping || !(all || p.prof.profiled)) continue;
+    if (left <= 0) break;
+    if (!all && !p.prof.profiled) continue;
+    left--;
+    // An unlocked look first, so that only sleepers cost a lock.
+    if (p.state != ProcState::Sleeping) continue;
     u64 start = riscv::r_instret();
     SpinGuard g(p.lock);
     if (p.state != ProcState::Sleeping || !(all || p.prof.profiled)) continue;
