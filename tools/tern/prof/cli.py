@@ -164,6 +164,10 @@ def parser() -> argparse.ArgumentParser:
                    help="top: how many functions to list (0: all; default 10)")
     p.add_argument("--rate", type=float, metavar="HZ",
                    help="pprof: the sampling rate (estimated from the timestamps if not given)")
+    p.add_argument("--cpu", choices=model.CPU_CHOICES, default="on",
+                   help="which samples: taken on the CPU (the default, as the console's "
+                   "`profile top` shows), off it (a process asleep: \"mode\":\"wait\"), or "
+                   "both (where the whole lifetime went; the flame graph draws waits apart)")
     p.add_argument("--title", help="svg, html, speedscope: the title")
     p.add_argument("--build", metavar="DIR",
                    help="top, pprof, html: where the binaries with debug information are, for "
@@ -191,7 +195,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"profconv: {err}", file=sys.stderr)
         return 1
     profile.names.update(names)
-    profile = profile.of_pids(pids)
+    profile = profile.of_pids(pids).of_cpu(args.cpu)
     if pids is not None and not profile.samples:
         print(f"profconv: no samples of pid {', '.join(map(str, pids))} in {args.profile}",
               file=sys.stderr)
