@@ -119,6 +119,7 @@ _sources: Dict[Tuple[int, Optional[str]], Tuple[model.Profile, lines.Sources]] =
 
 def convert(fmt: str, profile: model.Profile, args: argparse.Namespace) -> bytes:
     """The output of one format, as bytes."""
+    profile = profile.of_cpu(args.cpu)
     if fmt == "top":
         text = top.render(profile, None if args.lines == 0 else args.lines,
                           sources(profile, args))
@@ -195,7 +196,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"profconv: {err}", file=sys.stderr)
         return 1
     profile.names.update(names)
-    profile = profile.of_pids(pids).of_cpu(args.cpu)
+    profile = profile.of_pids(pids)
     if pids is not None and not profile.samples:
         print(f"profconv: no samples of pid {', '.join(map(str, pids))} in {args.profile}",
               file=sys.stderr)

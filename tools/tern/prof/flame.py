@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Dict, List, Optional, Tuple
 
-from .model import Profile
+from .model import Profile, Sample
 
 ROOT_NAME = "all"
 
@@ -74,12 +74,8 @@ def build(profile: Profile, with_pid: bool = False) -> Node:
         if with_pid:
             node = node.child(profile.process_label(sample.pid), "process")
             node.count += 1
-        for frame in sample.stack():
-            kind = "user" if not frame.kernel else "wait" if sample.waiting else "kernel"
-            node = node.child(frame.label, kind)
-            node.count += 1
-        if sample.waiting:
-            node = node.child(wait_label(sample.wchan), "wait")
+        for name, kind in path(sample):
+            node = node.child(name, kind)
             node.count += 1
         node.self_count += 1
     return root
@@ -88,6 +84,16 @@ def build(profile: Profile, with_pid: bool = False) -> Node:
 def wait_label(wchan: str) -> str:
     """The box on top of a wait sample's stack: what it waited for."""
     return f"[wait: {wchan}]"
+
+
+def path(sample: Sample) -> List[Tuple[str, str]]:
+    """A sample's boxes from the bottom up, as (name, kind): its frames, outermost first,
+    and for a wait sample its kernel frames drawn as waiting and the wait on top."""
+    out = [(f.label, "user" if not f.kernel else "wait" if sample.waiting else "kernel")
+           for f in sample.stack()]
+    if sample.waiting:
+        out.append((wait_label(sample.wchan), "wait"))
+    return out
 
 
 def layout(root: Node) -> List[Box]:
