@@ -32,6 +32,8 @@
 // //
 // // clear_samples() starts a new generation, and must not return while a sample of the old
 // // one is still being written on another hart.
+// //   - a wait sample (p asleep, kf null, from sweep_waits below): mode Wait, the kernel
+// //     chain from walk_sleeping(), then the user chain (labs/sample/README.md, task 3).
 // LAB sample/record END
 //
 // Off-CPU time. A process asleep (on the disk, a pipe, sleep(), wait(), the console, a sleep
