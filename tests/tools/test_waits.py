@@ -76,3 +76,11 @@ def test_cpu_flag(tmp_path: Path) -> None:
     assert svg.returncode == 0 and "[wait: disk]" in svg.stdout
     bad = profconv(tmp_path, "--cpu", "sideways", "top")
     assert bad.returncode != 0 and "--cpu" in bad.stderr
+
+
+def test_top_charges_a_wait_to_what_it_waits_for() -> None:
+    from tern.prof import top
+    rows = {r.display: r for r in top.rows(model.from_json(SAMPLES))}
+    assert rows["[wait: disk]"].self_count == 1
+    assert rows["[k] sched()"].self_count == 0 and rows["[k] sched()"].incl_count == 1
+    assert rows["fill_file"].self_count == 1 and rows["fill_file"].incl_count == 2

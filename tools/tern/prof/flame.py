@@ -81,18 +81,13 @@ def build(profile: Profile, with_pid: bool = False) -> Node:
     return root
 
 
-def wait_label(wchan: str) -> str:
-    """The box on top of a wait sample's stack: what it waited for."""
-    return f"[wait: {wchan}]"
-
-
 def path(sample: Sample) -> List[Tuple[str, str]]:
     """A sample's boxes from the bottom up, as (name, kind): its frames, outermost first,
     and for a wait sample its kernel frames drawn as waiting and the wait on top."""
     out = [(f.label, "user" if not f.kernel else "wait" if sample.waiting else "kernel")
            for f in sample.stack()]
     if sample.waiting:
-        out.append((wait_label(sample.wchan), "wait"))
+        out.append((sample.wait_label, "wait"))
     return out
 
 

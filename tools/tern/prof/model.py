@@ -73,6 +73,11 @@ class Sample:
         """Was the process asleep (an off-CPU sample)?"""
         return self.mode == "wait"
 
+    @property
+    def wait_label(self) -> str:
+        """What reports call the wait of a wait sample, on top of its stack: "[wait: disk]"."""
+        return f"[wait: {self.wchan}]"
+
     def stack(self) -> Tuple[Frame, ...]:
         """The frames outermost first: main before the functions it called."""
         return tuple(reversed(self.frames))
