@@ -7,13 +7,16 @@
 //     -> record() (sampler.cc): pid, hart, time, mode, pc and the kernel and user
 //        frame-pointer chains into the next free slot of a static sample array. No allocation, no
 //        symbol lookup, no sleeping, no lock another hart can hold for long.
+//     -> sweep_waits() (sampler.cc): once a period, on one hart, a wait sample of each
+//        profiled process that is asleep (Mode::Wait), through the same record().
 //   profile(2) (sysprofile.cc): switch sampling on and off per process or for all, set the
 //        rate, clear. The symbols of profiled processes' executables are copied and kept
 //        (images.cc) so that their samples can be symbolized later, even after the process
 //        exits or execs or its file is unlinked.
 //   /proc/profile (report.cc): renders the samples as JSON, symbolizing each address only
 //        now: kernel addresses against the kernel's embedded table, user addresses against
-//        the copy of the executable's own symbol table (symbolize.cc).
+//        the copy of the executable's own symbol table (symbolize.cc); and naming what a
+//        wait sample waits for, from its kernel chain.
 //   /proc/profstat (report.cc): the state, as `key: value` lines.
 #pragma once
 
