@@ -76,8 +76,9 @@ bool active();
 // mode, and for a wait sample (p is then Sleeping, and the caller holds p->lock).
 void record(Proc *p, KernelFrame *kf, u64 now);
 // The wait samples of one sampling period: record() for every profiled process that is
-// asleep. Called from tick(); runs on one hart a period however many harts tick.
-void sweep_waits(u64 now);
+// asleep. Called from tick(), with the process this hart runs (or null); runs on one hart a
+// period however many harts tick.
+void sweep_waits(u64 now, Proc *running);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
 // `start` is instret read at the caller's first line, so the cost counts the clock's own
 // work for the sample too (and every line a lab's regions run for it).

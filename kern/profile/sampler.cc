@@ -325,10 +325,14 @@ void tick(KernelFrame *kf, u64 now) {
   // LAB sample/clock END
   if (sampled) take(p, kf, now, start);
   // After take(): an on-CPU sample's measured cost does not include the sweep.
-  sweep_waits(now);
+  sweep_waits(now, p);
 }
 
-void sweep_waits(u64 now) {
+namespace {
+void sweep(u64 now, bool all);
+}  // namespace
+
+void sweep_waits(u64 now, Proc *running) {
   u64 due = __atomic_load_n(&wait_next, __ATOMIC_RELAXED);
   if (now < due) return;
   // One period on from the deadline, even if that is already past: the harts' deadlines
@@ -342,7 +346,17 @@ void sweep_waits(u64 now) {
   if (!__atomic_compare_exchange_n(&wait_next, &due, next, false, __ATOMIC_RELAXED,
                                    __ATOMIC_RELAXED))
     return;  // another hart took this period's sweep
+  // If the one profiled process is the one running here, no profiled process is asleep.
   bool all = all_mode;
+  if (!all && nprofiled == 1 && running != nullptr && running->prof.profiled) return;
+  sweep(now, all);
+}
+
+namespace {
+
+// The scan of a sweep, out of line: sweep_waits() returns early on most ticks, and should not
+// pay for the registers of this loop.
+[[gnu::noinline]] void sweep(u64 now, bool all) {
   // Outside all mode the scan ends at the last profiled process: the sweep then costs the
   // running process's trap a few instructions a slot up to there, not the whole table.
   int left = all ? NPROC : nprofiled;
@@ -361,6 +375,8 @@ void sweep_waits(u64 now) {
     __atomic_fetch_add(&wait_samples, 1ull, __ATOMIC_RELAXED);
   }
 }
+
+}  // namespace
 
 void take(Proc *p, KernelFrame *kf, u64 now, u64 start) {
   record(p, kf, now);
