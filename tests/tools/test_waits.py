@@ -84,3 +84,18 @@ def test_top_charges_a_wait_to_what_it_waits_for() -> None:
     assert rows["[wait: disk]"].self_count == 1
     assert rows["[k] sched()"].self_count == 0 and rows["[k] sched()"].incl_count == 1
     assert rows["fill_file"].self_count == 1 and rows["fill_file"].incl_count == 2
+
+
+def test_a_cut_kernel_name_matches_its_binary() -> None:
+    """A wait sample's chain can hold a kernel function whose name the kernel cut, with
+    "..." (prof::NAME_MAX): it is still the binary that was profiled."""
+    from tern.prof import lines
+    full = "prof::(anonymous namespace)::read_name(" + "x" * 150 + ") [clone .isra.0]"
+
+    class Table:
+        def lookup(self, addr: int):
+            return (0x1000, full)
+
+    cut = full[:156] + "..."
+    assert lines.Sources._mismatch(Table(), [(0x1004, cut)]) == ""
+    assert lines.Sources._mismatch(Table(), [(0x1004, "other" + "y" * 70)]) != ""
