@@ -141,3 +141,15 @@ def test_one_sweep_a_period_on_three_harts() -> None:
     assert len(in_main) <= (1 + TOTAL_TOLERANCE) * expected, (
         f"psys ran {expected:.0f} sampling periods but has {len(in_main)} samples "
         f"({dict(modes)}): is the wait sweep taken once a period, or once a hart?")
+
+
+def test_console_top_shows_the_cpu(psys_run) -> None:
+    """`profile top` (the table `profile run` prints) counts the samples taken on the CPU:
+    the console's reports leave the waits to the host tools (profconv --cpu)."""
+    out, samples, _ = psys_run
+    top = pc.parse_top(out)
+    on_cpu = sum(1 for s in samples if s["mode"] != "wait")
+    assert top.samples == on_cpu, (
+        f"`profile top` counted {top.samples} samples; psys has {on_cpu} on the CPU and "
+        f"{len(samples) - on_cpu} wait samples:\n{out}")
+    assert all(r.name != "sched()" for r in top.rows[:1]), f"waits in `profile top`:\n{out}"
