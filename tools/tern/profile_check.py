@@ -160,6 +160,12 @@ def schema_problems(samples: list[Sample]) -> list[str]:
     return problems
 
 
+def on_cpu(samples: Iterable[Sample]) -> list[Sample]:
+    """The samples taken on the CPU, as the console's `profile top` and `tree` count them:
+    not the wait samples of processes asleep."""
+    return [s for s in samples if s.get("mode") != "wait"]
+
+
 def taken_in(samples: Iterable[Sample], functions: Iterable[str]) -> list[Sample]:
     """The samples with a user frame named after one of `functions`: those certainly taken
     in the program that has them, not in the one it was exec'd from."""
