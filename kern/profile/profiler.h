@@ -7,13 +7,16 @@
 //     -> record() (sampler.cc): pid, hart, time, mode, pc and the kernel and user
 //        frame-pointer chains into the next free slot of a static sample array. No allocation, no
 //        symbol lookup, no sleeping, no lock another hart can hold for long.
+//     -> sweep_waits() (sampler.cc): once a period, on one hart, a wait sample of each
+//        profiled process that is asleep (Mode::Wait), through the same record().
 //   profile(2) (sysprofile.cc): switch sampling on and off per process or for all, set the
 //        rate, clear. The symbols of profiled processes' executables are copied and kept
 //        (images.cc) so that their samples can be symbolized later, even after the process
 //        exits or execs or its file is unlinked.
 //   /proc/profile (report.cc): renders the samples as JSON, symbolizing each address only
 //        now: kernel addresses against the kernel's embedded table, user addresses against
-//        the copy of the executable's own symbol table (symbolize.cc).
+//        the copy of the executable's own symbol table (symbolize.cc); and naming what a
+//        wait sample waits for, from its kernel chain.
 //   /proc/profstat (report.cc): the state, as `key: value` lines.
 #pragma once
 
@@ -40,7 +43,11 @@ inline constexpr int MAX_FRAMES = 32;  // per sample: kernel frames first, then 
 // not printable ASCII as six (\u00XX), so one name can take 6 * (NAME_MAX - 1) bytes of JSON.
 inline constexpr u32 NAME_MAX = 160;
 
-enum class Mode : u8 { User = 0, Kernel = 1 };
+// User and Kernel: where the timer trap found a process running on a hart. Wait: a process
+// found asleep by the once-a-period sweep (sampler.cc, sweep_waits); its kernel chain is
+// where it went to sleep, and what it waits for is named when the sample is rendered
+// (report.cc, wait_name).
+enum class Mode : u8 { User = 0, Kernel = 1, Wait = 2 };
 
 // One sample, as the trap handler records it. `seq` is written last: a slot whose seq
 // does not match (generation, index) is not (yet) part of the profile.
@@ -65,8 +72,13 @@ static_assert(sizeof(Sample) == 40 + 8 * MAX_FRAMES);
 void tick(KernelFrame *kf, u64 now);
 // Sampling period in `time` ticks, and whether any process is being profiled.
 bool active();
-// Reserve-and-fill, exposed for the benchmark and tests.
+// Reserve-and-fill, exposed for the benchmark and tests. kf is null for a trap from user
+// mode, and for a wait sample (p is then Sleeping, and the caller holds p->lock).
 void record(Proc *p, KernelFrame *kf, u64 now);
+// The wait samples of one sampling period: record() for every profiled process that is
+// asleep. Called from tick(), with the process this hart runs (or null); runs on one hart a
+// period however many harts tick.
+void sweep_waits(u64 now, Proc *running);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
 // `start` is instret read at the caller's first line, so the cost counts the clock's own
 // work for the sample too (and every line a lab's regions run for it).
@@ -86,13 +98,15 @@ void counter_overflow(KernelFrame *kf);  // the counter-overflow interrupt
 
 // Counters and the array, for the reader (report.cc) and the syscall.
 struct Counters {
-  u32 recorded;  // committed samples in the current generation
-  u64 dropped;   // samples lost because the array was full
-  u64 missed;    // sampling periods skipped because the timer interrupt came late
-  u64 cost_ns;   // average instret count of tick() with a sample (instructions, and
-                 // nanoseconds, under -icount shift=0)
-  u64 taken;     // calls of record() whose time cost_ns averages: recorded + dropped,
-                 // but for those that met a clear
+  u32 recorded;   // committed samples in the current generation
+  u64 dropped;    // samples lost because the array was full
+  u64 missed;     // sampling periods skipped because the timer interrupt came late
+  u64 cost_ns;    // average instret count of tick() with a sample (instructions, and
+                  // nanoseconds, under -icount shift=0)
+  u64 taken;      // calls of record(): recorded + dropped, but for those that met a clear
+  u64 waits;      // of those, wait samples: calls of record() for a sleeping process
+  u64 wait_cost;  // average instret count of one wait sample in the sweep (the lock, the
+                  // check and record()); cost_ns averages the other taken - waits
   u32 generation;
 };
 Counters counters();

@@ -18,6 +18,8 @@
 //
 // clear_samples() starts a new generation. It raises `clearing`, waits until no hart is
 // inside record() (each hart flags itself while it is), resets the cursor and lowers it.
+//   - a wait sample (p asleep, kf null; see below): mode Wait, the kernel chain from the
+//     process's saved context (walk_sleeping), then the user chain as always.
 // LAB sample/record STARTER
 // //   - the slot: no two harts may ever write the same slot, and no lock may be taken (a
 // //     hart in a timer trap must never wait for another). A full array drops the new
@@ -30,7 +32,26 @@
 // //
 // // clear_samples() starts a new generation, and must not return while a sample of the old
 // // one is still being written on another hart.
+// //   - a wait sample (p asleep, kf null, from sweep_waits below): mode Wait, the kernel
+// //     chain from walk_sleeping(), then the user chain (labs/sample/README.md, task 3).
 // LAB sample/record END
+//
+// Off-CPU time. A process asleep (on the disk, a pipe, sleep(), wait(), the console, a sleep
+// lock) is on no hart, so the per-hart clock above never samples it. Once a period, whichever
+// hart first passes a global wait deadline (claimed with a compare-and-swap, so one hart a
+// period) sweeps the process table: each profiled process that is Sleeping gets a wait
+// sample through the same record(), its kernel chain walked from the context swtch() saved
+// (ra and s0, inside its own kernel stack), its user chain from its trapframe. What it waits
+// for is decided when the sample is rendered, from that kernel chain (report.cc).
+//
+// The sweep takes p->lock, so that p stays asleep, its context and stacks unchanged, while
+// they are read: a process that just set Sleeping is still in swtch() until the scheduler on
+// its hart lets its lock go. Taking a spinlock in the timer trap cannot deadlock here: a hart
+// holding any spinlock has interrupts off (acquire() calls push_off() first, and only
+// pop_off() of the outermost lock, the scheduler before its scan, and usertrap() for a
+// system call, where no lock is held, turn them on again), so the timer trap never arrives on
+// a hart that holds one, and the sweep holds this one lock only, waiting for nothing while
+// it does.
 
 #include "profile/profiler.h"
 
@@ -58,6 +79,9 @@ constinit volatile u64 dropped = 0;
 constinit volatile u64 missed = 0;
 constinit volatile u64 cost_insns = 0;    // instret counts of tick() with a sample, ...
 constinit volatile u64 cost_samples = 0;  // ... over this many samples
+constinit volatile u64 wait_insns = 0;    // instret counts of wait samples in the sweep, ...
+constinit volatile u64 wait_samples = 0;  // ... over this many: calls of record() for sleepers
+constinit volatile u64 wait_next = 0;     // `time` of the next sweep (0: none yet)
 constinit volatile u32 generation = 1;
 constinit volatile bool clearing = false;
 constinit volatile bool inside[NCPU] = {};
@@ -168,6 +192,18 @@ struct KernelReader {
   // LAB sample/walk END
 }
 
+// The kernel chain of a sleeping process, from the context swtch() saved: ra is the return
+// into sched(), s0 sched()'s frame pointer. Bounded by that process's own kernel stack.
+// Caller holds p->lock, so the process stays asleep. (Maybe unused: the sample lab's starter
+// has no record() to call it yet.)
+[[maybe_unused]] __attribute__((noinline)) int walk_sleeping(Proc *p, u64 *out) {
+  u64 lo, hi;
+  if (!kernel_stack_bounds(p->kstack, &lo, &hi)) return 0;
+  KernelReader kr;
+  profwalk::Registers regs{p->context.ra, p->context.s[0], p->context.ra};
+  return profwalk::walk(kr, regs, profwalk::Bounds{lo, hi}, in_kernel_text, out, MAX_FRAMES);
+}
+
 }  // namespace
 
 bool active() { return all_mode || nprofiled > 0; }
@@ -201,6 +237,13 @@ namespace {
   finish(s, p, n, seq, hart);
 }
 
+// A sleeping process (the sweep holds p->lock): the kernel chain from its saved context.
+[[gnu::noinline]] void finish_wait(Sample &s, Proc *p, u64 seq, int hart) {
+  int n = walk_sleeping(p, s.frames);
+  s.nkernel = static_cast<u8>(n);
+  finish(s, p, n, seq, hart);
+}
+
 }  // namespace
 // LAB sample/record END
 
@@ -230,6 +273,9 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   if (kf != nullptr) {
     s.mode = Mode::Kernel;
     finish_kernel(s, p, kf, tag(gen, index), hart);
+  } else if (p->state == ProcState::Sleeping) {
+    s.mode = Mode::Wait;
+    finish_wait(s, p, tag(gen, index), hart);
   } else {
     s.mode = Mode::User;
     s.nkernel = 0;
@@ -278,7 +324,59 @@ void tick(KernelFrame *kf, u64 now) {
   // bool sampled = false;
   // LAB sample/clock END
   if (sampled) take(p, kf, now, start);
+  // After take(): an on-CPU sample's measured cost does not include the sweep.
+  sweep_waits(now, p);
 }
+
+namespace {
+void sweep(u64 now, bool all);
+}  // namespace
+
+void sweep_waits(u64 now, Proc *running) {
+  u64 due = __atomic_load_n(&wait_next, __ATOMIC_RELAXED);
+  if (now < due) return;
+  // One period on from the deadline, even if that is already past: the harts' deadlines
+  // are not in step with this one, so the tick that finds it due comes anything up to a
+  // period (and the interrupt's delay) after it, and skipping ahead there would lose a
+  // period now and then. Each tick sweeps at most once, so a late sweep is caught up by the
+  // next ticks, not in a burst. Only the first sweep, or one more than two periods behind
+  // (profiling started again, or no hart ticked: QEMU was not running), starts afresh.
+  u64 next = due + period;
+  if (due == 0 || now - due >= 2 * period) next = now + period;
+  if (!__atomic_compare_exchange_n(&wait_next, &due, next, false, __ATOMIC_RELAXED,
+                                   __ATOMIC_RELAXED))
+    return;  // another hart took this period's sweep
+  // If the one profiled process is the one running here, no profiled process is asleep.
+  bool all = all_mode;
+  if (!all && nprofiled == 1 && running != nullptr && running->prof.profiled) return;
+  sweep(now, all);
+}
+
+namespace {
+
+// The scan of a sweep, out of line: sweep_waits() returns early on most ticks, and should not
+// pay for the registers of this loop.
+[[gnu::noinline]] void sweep(u64 now, bool all) {
+  // Outside all mode the scan ends at the last profiled process: the sweep then costs the
+  // running process's trap a few instructions a slot up to there, not the whole table.
+  int left = all ? NPROC : nprofiled;
+  for (Proc &p : procs) {
+    if (left <= 0) break;
+    if (!all && !p.prof.profiled) continue;
+    left--;
+    // An unlocked look first, so that only sleepers cost a lock.
+    if (p.state != ProcState::Sleeping) continue;
+    u64 start = riscv::r_instret();
+    SpinGuard g(p.lock);
+    if (p.state != ProcState::Sleeping || !(all || p.prof.profiled)) continue;
+    record(&p, nullptr, now);
+    u64 spent = riscv::r_instret() - start;
+    __atomic_fetch_add(&wait_insns, spent, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&wait_samples, 1ull, __ATOMIC_RELAXED);
+  }
+}
+
+}  // namespace
 
 void take(Proc *p, KernelFrame *kf, u64 now, u64 start) {
   record(p, kf, now);
@@ -307,7 +405,9 @@ Counters counters() {
   c.dropped = dropped;
   c.missed = missed;
   c.cost_ns = cost_samples ? cost_insns / cost_samples : 0;
-  c.taken = cost_samples;
+  c.waits = wait_samples;
+  c.wait_cost = wait_samples ? wait_insns / wait_samples : 0;
+  c.taken = cost_samples + c.waits;
   return c;
 }
 
@@ -340,6 +440,8 @@ void clear_samples() {
   missed = 0;
   cost_insns = 0;
   cost_samples = 0;
+  wait_insns = 0;
+  wait_samples = 0;
   // LAB sample/record BEGIN
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
   clearing = false;

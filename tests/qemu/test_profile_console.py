@@ -213,7 +213,8 @@ def test_tree_of_everyone_has_a_node_per_process(m: Machine) -> None:
         assert "spin: done" in m.run("spin 1", timeout=RUN_TIMEOUT)
     finally:
         assert m.run("profile all off") == ""
-    samples = pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
+    # In all mode init and the shell, asleep, have wait samples: the tree counts the CPU's.
+    samples = pc.on_cpu(pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT)))
     out = m.run("profile tree -t 0", timeout=RUN_TIMEOUT)
     root = parse_tree(out)
     assert root.name == "all processes" and root.count == len(samples), out
@@ -282,7 +283,9 @@ def test_top_has_a_row_per_process_and_a_pid_filter(m: Machine) -> None:
         assert "primes" in m.run("primes naive 200000", timeout=RUN_TIMEOUT)
     finally:
         assert m.run("profile all off") == ""
-    samples = [s for s in pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
+    # `profile top` counts the samples taken on the CPU (not the waits of init and the shell).
+    samples = [s for s in pc.on_cpu(pc.parse_profile(m.run("cat /proc/profile",
+                                                           timeout=CAT_TIMEOUT)))
                if s["samples"]]
     comm = {s["pid"]: s["comm"] for s in samples}
     assert len(comm) >= 2, f"spin and primes ran in all mode, but samples name pids {comm}"

@@ -8,6 +8,8 @@ Property tests of what the profile lab's reference solution once got wrong:
   fits; a copy of it whose two names are rewritten into random bytes 1..255 (seeded, the seed
   printed) stands for any ELF a user could run. Every document must parse, every sample keep
   at most 32 frames, and every name be whole or cut with a visible "..." after a true prefix.
+  pnames sleeps a third of the time, so wait samples ("mode":"wait", "wchan") of the whole
+  deep chain are among them.
 
 * Reads. Each opening of /proc/profile reads exactly one document, whatever the read sizes
   and however many samples arrive meanwhile: `labread -r` opens it several times while a
@@ -82,7 +84,8 @@ def profile_pnames(m: Machine, image: Path, depth: int, seconds: int) -> tuple[i
 @pytest.mark.parametrize("cpus", [3, 1], ids=["cpus3", "cpus1"])
 @pytest.mark.parametrize("names", ["utf8", "bytes"])
 def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str) -> None:
-    """pnames 40: 32-frame samples of long escaped names, user and kernel mode, all valid."""
+    """pnames 40: 32-frame samples of long escaped names, user, kernel and wait mode, all
+    valid."""
     long_names = [DESCEND, BOTTOM]
     image = None
     if names == "bytes":
@@ -113,8 +116,14 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
     assert 0 < len(in_kernel) < len(full), (
         f"pnames calls uptime() often: its 32-frame samples should be taken both in the kernel "
         f"and in user mode, got {len(in_kernel)} of {len(full)} in the kernel")
+    waiting = [s for s in full if s["mode"] == "wait"]
+    assert waiting, (f"pnames sleeps a third of the time: some of its 32-frame samples "
+                     f"should be wait samples, got modes "
+                     f"{sorted({s['mode'] for s in full})}")
+    problems = pc.schema_problems(samples)
+    assert not problems, "\n".join(problems[:10])
     print(f"{len(samples)} samples, {len(full)} with {pc.MAX_FRAMES} frames "
-          f"({len(in_kernel)} in the kernel), {len(data)} bytes of JSON")
+          f"({len(in_kernel)} in the kernel, {len(waiting)} waiting), {len(data)} bytes of JSON")
 
 
 # --- One opening, one document ------------------------------------------------------------

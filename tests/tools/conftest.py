@@ -14,10 +14,13 @@ except:
 A skip fails the run under `CI=true` (tools/tern/strict_skips.py), where everything these
 tests need is installed.
 
-The profiles used come in three kinds: data/spin.json, a real profile of `profile run
+The profiles used come in four kinds: data/spin.json, a real profile of `profile run
 spin 2` at 200 Hz copied from the console; data/mixed.json, `profile all on` while spin and
-psys ran together at 100 Hz; and synthetic ones (profile_synth.py) that reach corners
-a short real run does not.
+psys ran together at 100 Hz; data/waits.json, 80 consecutive samples of `profile run psys 2`
+at 1000 Hz on three harts, most of them wait samples ("mode":"wait", "wchan":"disk"); and
+synthetic ones (profile_synth.py) that reach corners a short real run does not. The exports'
+tests (export_profile) take data/waits.json too, and the `profconv` fixture converts every
+sample (`--cpu both`), so that each output can be checked against the whole JSON.
 """
 
 from __future__ import annotations
@@ -29,13 +32,21 @@ from typing import Any, Callable
 
 import pytest
 
-from samples import DATA, PROFCONV, PROFILES, profile_text
+from samples import DATA, EXPORT_PROFILES, PROFCONV, PROFILES, profile_text
 
 
 
 @pytest.fixture(params=PROFILES)
 def any_profile(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
     """Each profile in turn, as a file."""
+    path = tmp_path / f"{request.param}.json"
+    path.write_text(profile_text(request.param), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(params=EXPORT_PROFILES)
+def export_profile(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """Each profile in turn, and one with wait samples, as a file: for the exports."""
     path = tmp_path / f"{request.param}.json"
     path.write_text(profile_text(request.param), encoding="utf-8")
     return path
@@ -55,6 +66,6 @@ def mixed_path() -> Path:
 def profconv() -> Callable[..., subprocess.CompletedProcess]:
     """Run tools/profconv with this interpreter; returns the completed process (bytes)."""
     def run(*args: Any, input: bytes | None = None) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, str(PROFCONV), *map(str, args)], input=input,
-                              capture_output=True, timeout=120)
+        return subprocess.run([sys.executable, str(PROFCONV), "--cpu", "both", *map(str, args)],
+                              input=input, capture_output=True, timeout=120)
     return run

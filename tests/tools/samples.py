@@ -15,6 +15,8 @@ DATA = Path(__file__).resolve().parent / "data"
 PROFCONV = TOOLS / "profconv"
 
 PROFILES = ("spin", "mixed", "synthetic")
+# The exports are checked on a profile with wait samples too: their consumers must read it.
+EXPORT_PROFILES = PROFILES + ("waits",)
 
 
 def profile_text(kind: str) -> str:

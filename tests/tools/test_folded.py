@@ -43,20 +43,20 @@ def parse_folded(text: str) -> Counter:
     return out
 
 
-def test_counts_match_json(any_profile: Path, profconv: Callable) -> None:
-    result = profconv("folded", any_profile)
+def test_counts_match_json(export_profile: Path, profconv: Callable) -> None:
+    result = profconv("folded", export_profile)
     assert result.returncode == 0, result.stderr
     folded = parse_folded(result.stdout.decode("utf-8"))
-    samples = raw_samples(any_profile)
+    samples = raw_samples(export_profile)
     assert sum(folded.values()) == len(samples)
     assert folded == expected_stacks(samples)
 
 
-def test_with_pid_prefix(any_profile: Path, profconv: Callable) -> None:
-    result = profconv("folded", any_profile, "--with-pid")
+def test_with_pid_prefix(export_profile: Path, profconv: Callable) -> None:
+    result = profconv("folded", export_profile, "--with-pid")
     assert result.returncode == 0, result.stderr
     folded = parse_folded(result.stdout.decode("utf-8"))
-    assert folded == expected_stacks(raw_samples(any_profile), with_pid=True)
+    assert folded == expected_stacks(raw_samples(export_profile), with_pid=True)
     assert all(stack.startswith("pid ") for stack in folded)
 
 

@@ -38,11 +38,11 @@ def parse_perf(text: str) -> List[Dict[str, Any]]:
     return events
 
 
-def test_round_trip(any_profile: Path, profconv: Callable) -> None:
-    result = profconv("perf", any_profile)
+def test_round_trip(export_profile: Path, profconv: Callable) -> None:
+    result = profconv("perf", export_profile)
     assert result.returncode == 0, result.stderr
     events = parse_perf(result.stdout.decode("utf-8"))
-    samples = sorted(raw_samples(any_profile), key=lambda s: s["timestamp"])
+    samples = sorted(raw_samples(export_profile), key=lambda s: s["timestamp"])
     assert len(events) == len(samples)
     names = process_names(samples)
     for e, s in zip(events, samples):
@@ -109,11 +109,11 @@ def import_like_firefox(text: str) -> List[Dict[str, Any]]:
     return samples
 
 
-def test_firefox_importer_keeps_every_frame(any_profile: Path, profconv: Callable) -> None:
-    result = profconv("perf", any_profile)
+def test_firefox_importer_keeps_every_frame(export_profile: Path, profconv: Callable) -> None:
+    result = profconv("perf", export_profile)
     assert result.returncode == 0, result.stderr
     imported = import_like_firefox(result.stdout.decode("utf-8"))
-    samples = sorted((s for s in raw_samples(any_profile) if s["samples"]),
+    samples = sorted((s for s in raw_samples(export_profile) if s["samples"]),
                      key=lambda s: s["timestamp"])
     names = process_names(samples)
     assert len(imported) == len(samples)

@@ -17,12 +17,12 @@ def label(frame: dict) -> str:
     return name + " [k]" if frame["kernel"] else name
 
 
-def test_structure(any_profile: Path, profconv: Callable, tmp_path: Path) -> None:
+def test_structure(export_profile: Path, profconv: Callable, tmp_path: Path) -> None:
     out = tmp_path / "profile.speedscope.json"
-    result = profconv("speedscope", any_profile, "-o", out)
+    result = profconv("speedscope", export_profile, "-o", out)
     assert result.returncode == 0, result.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
-    samples = raw_samples(any_profile)
+    samples = raw_samples(export_profile)
 
     assert doc["$schema"] == SCHEMA
     frames = doc["shared"]["frames"]
@@ -56,24 +56,24 @@ def test_structure(any_profile: Path, profconv: Callable, tmp_path: Path) -> Non
     assert seen == set(by_pid)
 
 
-def test_opens_on_the_busiest_process(any_profile: Path, profconv: Callable,
+def test_opens_on_the_busiest_process(export_profile: Path, profconv: Callable,
                                       tmp_path: Path) -> None:
     """speedscope shows the profile at activeProfileIndex first: the process with the most
     samples (the lowest pid among equals), not whichever pid is first."""
     out = tmp_path / "profile.speedscope.json"
-    assert profconv("speedscope", any_profile, "-o", out).returncode == 0
+    assert profconv("speedscope", export_profile, "-o", out).returncode == 0
     doc = json.loads(out.read_text(encoding="utf-8"))
-    by_pid = Counter(s["pid"] for s in raw_samples(any_profile))
+    by_pid = Counter(s["pid"] for s in raw_samples(export_profile))
     busiest = min(by_pid, key=lambda pid: (-by_pid[pid], pid))
     active = doc["profiles"][doc["activeProfileIndex"]]
     assert int(active["name"].split()[1]) == busiest
     assert len(active["samples"]) == by_pid[busiest]
 
 
-def test_names_the_processes(any_profile: Path, profconv: Callable, tmp_path: Path) -> None:
+def test_names_the_processes(export_profile: Path, profconv: Callable, tmp_path: Path) -> None:
     out = tmp_path / "profile.speedscope.json"
-    assert profconv("speedscope", any_profile, "-o", out).returncode == 0
+    assert profconv("speedscope", export_profile, "-o", out).returncode == 0
     doc = json.loads(out.read_text(encoding="utf-8"))
-    names = process_names(raw_samples(any_profile))
+    names = process_names(raw_samples(export_profile))
     assert [p["name"] for p in doc["profiles"]] == \
-        [process_label(pid, names) for pid in sorted({s["pid"] for s in raw_samples(any_profile)})]
+        [process_label(pid, names) for pid in sorted({s["pid"] for s in raw_samples(export_profile)})]

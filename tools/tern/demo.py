@@ -72,6 +72,7 @@ CUSTOM = "custom"  # the name of a run of --command without a demo
 VIEWS = (("report.html", "html"), ("flame.svg", "svg"), ("profile.folded", "folded"),
          ("profile.speedscope.json", "speedscope"), ("profile.perf.txt", "perf"),
          ("profile.pb.gz", "pprof"))
+WAITS_VIEW = "flame-waits.svg"  # on-CPU and wait samples, when the profile has waits
 
 
 def find(name: str) -> Optional[Demo]:
@@ -110,6 +111,11 @@ def write_views(profile_path: Path, out: Path, title: Optional[str] = None,
     for filename, fmt in VIEWS:
         data = cli.convert(fmt, profile, cli.parser().parse_args([fmt, "-", *options]))
         (out / filename).write_bytes(data)
+    # The views show the CPU (profconv's default); with wait samples, a flame graph of the
+    # whole lifetime too, the waits drawn apart.
+    if any(s.waiting for s in profile.samples):
+        args = cli.parser().parse_args(["svg", "-", "--cpu", "both", *options])
+        (out / WAITS_VIEW).write_bytes(cli.convert("svg", profile, args))
     return profile
 
 
@@ -122,8 +128,13 @@ def shown(path: Path) -> str:
 def report(profile: model.Profile, out: Path, expected: Tuple[str, ...]) -> None:
     """The table of functions (with each one's hottest line, found once for every view),
     where the views are, and whether the lesson came out."""
+    waits = sum(1 for s in profile.samples if s.waiting)
+    profile = profile.of_cpu("on")  # as the views show it
     sources = cli.sources(profile, cli.parser().parse_args(["top", "-"]))
     print(top.render(profile, sources=sources), end="")
+    if waits:
+        print(f"(and {waits} wait samples of processes asleep: `tools/profconv top --cpu off "
+              f"{shown(out / 'profile.json')}` lists them, {shown(out / WAITS_VIEW)} draws them)")
     print(f"Every view is in {shown(out)}/: open {shown(out / 'report.html')} in a browser.")
     rows = top.rows(profile)
     if expected and rows and rows[0].display not in expected:

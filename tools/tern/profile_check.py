@@ -5,7 +5,8 @@ The tests in test_profile.py copy /proc/profile out over the console and check i
 * `parse_profile` turns the console text into the list of samples, and says exactly where
   and why when the text is not valid JSON.
 * `schema_problems` checks the shape every sample must have (keys, types, kernel frames
-  before user frames, a user-mode sample has no kernel frames).
+  before user frames, a user-mode sample has no kernel frames, a wait sample names what it
+  waits for).
 * `comm_problems`, `hart_problems` and `timestamp_problems` check what the fields hold:
   the program's name, a hart that exists (and more than one when several processes ran
   at once), and microseconds that step by the sampling period.
@@ -36,6 +37,8 @@ from tern.machine import REPO
 BUILD = REPO / "build"
 KERNEL_BASE = 0x8000_0000  # user addresses are below this; the kernel's are above it
 MAX_FRAMES = 32  # kern/profile/profiler.h: frames recorded per sample, kernel and user
+# What a wait sample ("mode":"wait") may wait for: kern/profile/report.cc, WAIT_KINDS.
+WCHANS = ("disk", "pipe", "sleep", "wait", "console", "sleeplock", "other")
 
 Sample = dict[str, Any]
 Frame = dict[str, Any]
@@ -128,8 +131,12 @@ def schema_problems(samples: list[Sample]) -> list[str]:
                 problems.append(f"{where}: key {key!r} missing or not {kind.__name__}: {s!r}")
         if problems and problems[-1].startswith(where):
             continue
-        if s["mode"] not in ("user", "kernel"):
-            problems.append(f"{where}: mode {s['mode']!r} is neither user nor kernel")
+        if s["mode"] not in ("user", "kernel", "wait"):
+            problems.append(f"{where}: mode {s['mode']!r} is not user, kernel or wait")
+        if (s["mode"] == "wait") != ("wchan" in s):
+            problems.append(f"{where}: \"wchan\" belongs to wait samples, and only to them")
+        elif s["mode"] == "wait" and s["wchan"] not in WCHANS:
+            problems.append(f"{where}: wchan {s['wchan']!r} is not one of {WCHANS}")
         frames = s["samples"]
         if not frames:
             problems.append(f"{where}: no frames at all (the pc is always recorded)")
@@ -151,6 +158,12 @@ def schema_problems(samples: list[Sample]) -> list[str]:
                     problems.append(f"{where}: frame {f!r} is on the wrong side of "
                                     f"{KERNEL_BASE:#x} for its kernel flag")
     return problems
+
+
+def on_cpu(samples: Iterable[Sample]) -> list[Sample]:
+    """The samples taken on the CPU, as the console's `profile top` and `tree` count them:
+    not the wait samples of processes asleep."""
+    return [s for s in samples if s.get("mode") != "wait"]
 
 
 def taken_in(samples: Iterable[Sample], functions: Iterable[str]) -> list[Sample]:

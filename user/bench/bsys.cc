@@ -12,6 +12,7 @@
 //                               samples a second (HZ 0: not profiled)
 //   bsys iprof FRAMES UNITS N   the same work, profiled on the instruction clock: a sample
 //                               every N instructions (profile(2)'s PROF_CLOCK)
+//   bsys wprof TICKS HZ      sleep TICKS ticks (100 ms each) profiled at HZ: wait samples
 //   bsys ksys ROUNDS HZ      ROUNDS pipe round trips within one process (time spent in the
 //                            kernel, so samples carry kernel frames), profiled at HZ (or 0)
 //   bsys fill N [SECONDS]    profile this process at the highest rate until the profile
@@ -624,6 +625,24 @@ void bench_iprof(int frames, int units, int every) {
   profile(0, PROF_CLOCK, 0);
 }
 
+// Asleep and profiled: `ticks` sleep() ticks (100 ms each) at `hz`, so that the samples are
+// the sweep's wait samples (kern/profile/sampler.cc), and what one cost it, in instructions.
+void bench_wprof(int ticks, int hz) {
+  prepare_profile(hz);
+  settle();
+  {
+    ProfiledSection section(hz);
+    sleep(ticks);
+  }
+  long waits = profstat("wait samples");
+  long cost = profstat("wait cost ns");
+  ProfileShape shape = profile_shape();
+  set_rate(PROF_DEFAULT_HZ);
+  profile(0, PROF_CLEAR, 0);
+  printf("bsys: wprof ticks %d hz %d waits %ld cost_ns %ld frames_total %ld kernel_frames %ld\n",
+         ticks, hz, waits, cost, shape.frames, shape.kernel_frames);
+}
+
 // One round: 4 KiB through a pipe to ourselves, in 512-byte pieces that never fill it.
 extern "C" __attribute__((noinline)) void pipe_rounds(int rfd, int wfd, int rounds) {
   constexpr int PIECE = 512;
@@ -757,6 +776,8 @@ int main(int argc, char **argv) {
     bench_prof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), parse_hz(argv[4]));
   } else if (argc == 5 && strcmp(cmd, "iprof") == 0) {
     bench_iprof(parse(argv[2], "FRAMES"), parse(argv[3], "UNITS"), parse(argv[4], "N"));
+  } else if (argc == 4 && strcmp(cmd, "wprof") == 0) {
+    bench_wprof(parse(argv[2], "TICKS"), parse_hz(argv[3]));
   } else if (argc == 4 && strcmp(cmd, "ksys") == 0) {
     bench_ksys(parse(argv[2], "ROUNDS"), parse_hz(argv[3]));
   } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
@@ -774,6 +795,7 @@ int main(int argc, char **argv) {
         "       bsys fread BYTES N\n"
         "       bsys prof FRAMES UNITS HZ\n"
         "       bsys iprof FRAMES UNITS N\n"
+        "       bsys wprof TICKS HZ\n"
         "       bsys ksys ROUNDS HZ\n"
         "       bsys fill N [SECONDS]\n"
         "       bsys readtime FILE PASSES [SIZE]\n"

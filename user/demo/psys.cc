@@ -9,6 +9,12 @@
 // this process's behalf, with this process's user stack frozen below it. A sample taken
 // then shows the kernel chain (sys_write, sys_read and what they call) on top of the user
 // chain (the stub `write`, then fill_file or pipe_round, then main).
+//
+// At the end it prints how long it ran and how that time divided between its three phases,
+// from the `time` CSR (rdtime), so that a profile's samples can be checked against it:
+//
+//   psys: done, 25 rounds
+//   psys: 2043127 us: write 1817301 us, read 151912 us, pipe 71254 us
 #include "lib/user.h"
 
 namespace {
@@ -75,15 +81,28 @@ int main(int argc, char **argv) {
     fprintf(2, "psys: pipe failed\n");
     return 1;
   }
+  unsigned long start = rdtime();
+  unsigned long spent[3] = {};  // time CSR ticks in fill_file, read_file, pipe_round
   int deadline = uptime() + 10 * seconds;
   int rounds = 0;
   while (uptime() < deadline) {
+    unsigned long t0 = rdtime();
     fill_file();
+    unsigned long t1 = rdtime();
     read_file();
+    unsigned long t2 = rdtime();
     for (int i = 0; i < 8; i++) pipe_round(fds[0], fds[1]);
+    unsigned long t3 = rdtime();
+    spent[0] += t1 - t0;
+    spent[1] += t2 - t1;
+    spent[2] += t3 - t2;
     rounds++;
   }
   unlink(FILE);
+  constexpr unsigned long TICKS_PER_US = TIME_TICKS_PER_MS / 1000;
   printf("psys: done, %d rounds\n", rounds);
+  printf("psys: %lu us: write %lu us, read %lu us, pipe %lu us\n",
+         (rdtime() - start) / TICKS_PER_US, spent[0] / TICKS_PER_US, spent[1] / TICKS_PER_US,
+         spent[2] / TICKS_PER_US);
   return 0;
 }

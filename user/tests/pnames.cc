@@ -13,8 +13,9 @@
 // So `pnames 40` gives samples of 32 frames (the kernel's limit) whose names escape to
 // nearly a kilobyte each: the largest sample a program built in this tree can produce. The
 // bottom also calls uptime(), so some samples are taken in the kernel, with kernel frames on
-// top of the 32. tests/qemu/test_profile.py also rewrites these names in a copy of the program
-// into arbitrary bytes (its .symtab.sorted), which no compiler would produce.
+// top of the 32, and sleeps a third of the time, so that some are wait samples.
+// tests/qemu/test_profile.py also rewrites these names in a copy of the program into arbitrary
+// bytes (its .symtab.sorted), which no compiler would produce.
 #include "lib/user.h"
 
 namespace {
@@ -30,7 +31,14 @@ extern "C" {
 // Spins until the uptime clock reaches `deadline` (in 100 ms ticks).
 __attribute__((noinline, noclone)) unsigned long
 fondo_éééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééééé(int deadline) {
-  return spin_until(deadline, 300, 88172645463325252UL);  // short: much time in uptime()
+  // Two ticks spinning (short spins: much time in uptime()), then one asleep, so that some
+  // samples are wait samples of the whole deep chain.
+  unsigned long r = 0;
+  for (int now = uptime(); now < deadline; now = uptime()) {
+    r += spin_until(now + 2 < deadline ? now + 2 : deadline, 300, 88172645463325252UL);
+    if (uptime() < deadline) sleep(1);
+  }
+  return r;
 }
 
 __attribute__((noinline, noclone)) unsigned long

@@ -43,6 +43,7 @@ DEPTHS = (1, 8, 32, 64)
 SLOWDOWN_HZ = (100, 1000, 4000)
 COST_HZ = 1000  # the rate the per-sample costs are measured at
 ICLOCK_EVERY = 1_000_000  # the instruction clock's period there: as many samples as COST_HZ
+WAIT_TICKS = 3  # bsys wprof: sleep() ticks of 100 ms, about 300 wait samples at COST_HZ
 MAX_FRAMES = 32  # the kernel's limit per sample (kern/profile/profiler.h)
 
 
@@ -185,6 +186,9 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
     figs.append(Figure("prof.sample.8.trap.iclock", "profiler",
                        "sample, 8-frame user stack: whole counter-overflow trap, instruction "
                        "clock", "instructions", "icount", digits=1, exact=True))
+    figs.append(Figure("prof.sample.wait", "profiler",
+                       "wait sample of a sleeping process: the sweep's lock, check and record",
+                       "instructions", "icount", digits=0, exact=True))
     # The reader's target: at most 4,000 instructions a sample.
     figs.append(Figure("prof.render.per_sample", "profiler",
                        f"render /proc/profile, per sample ({s.render_samples:,} samples, "
@@ -248,9 +252,24 @@ def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
                         f"{other['samples']} samples over {base['insns'] / 1e6:,.0f} M "
                         "instructions of work, 8 frames deep")
     run_instruction_clock(g, s, figs)
+    run_wait_samples(g, figs)
     base = g.one(f"ksys {s.ksys_rounds} 0", "ksys")
     prof = g.one(f"ksys {s.ksys_rounds} {COST_HZ}", "ksys")
     add_sample_cost(figs, "kernel", base, prof, expect_frames=None)
+
+
+def run_wait_samples(g: Session, figs: dict[str, Figure]) -> None:
+    """A wait sample (kern/profile/sampler.cc, sweep_waits): bsys asleep for a few ticks,
+    profiled at COST_HZ, and `wait cost ns` of /proc/profstat."""
+    fig = figs["prof.sample.wait"]
+    w = g.one(f"wprof {WAIT_TICKS} {COST_HZ}", "wprof")
+    if w["waits"] == 0:
+        fig.missing = "no wait samples"
+        return
+    fig.add(w["cost_ns"])
+    fig.note = (f"{w['waits']} wait samples of bsys in sleep() at {COST_HZ} Hz: `wait cost "
+                "ns` of /proc/profstat, instret around the sweep's p->lock, its check and "
+                "record() (the kernel chain, about 6 frames, and a short user chain)")
 
 
 def run_instruction_clock(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:

@@ -119,6 +119,7 @@ _sources: Dict[Tuple[int, Optional[str]], Tuple[model.Profile, lines.Sources]] =
 
 def convert(fmt: str, profile: model.Profile, args: argparse.Namespace) -> bytes:
     """The output of one format, as bytes."""
+    profile = profile.of_cpu(args.cpu)
     if fmt == "top":
         text = top.render(profile, None if args.lines == 0 else args.lines,
                           sources(profile, args))
@@ -164,6 +165,10 @@ def parser() -> argparse.ArgumentParser:
                    help="top: how many functions to list (0: all; default 10)")
     p.add_argument("--rate", type=float, metavar="HZ",
                    help="pprof: the sampling rate (estimated from the timestamps if not given)")
+    p.add_argument("--cpu", choices=model.CPU_CHOICES, default="on",
+                   help="which samples: taken on the CPU (the default, as the console's "
+                   "`profile top` shows), off it (a process asleep: \"mode\":\"wait\"), or "
+                   "both (where the whole lifetime went; the flame graph draws waits apart)")
     p.add_argument("--title", help="svg, html, speedscope: the title")
     p.add_argument("--build", metavar="DIR",
                    help="top, pprof, html: where the binaries with debug information are, for "

@@ -16,7 +16,10 @@ gives each node its place: its depth is its row, and its horizontal start (in sa
 its parent's start plus the widths of the siblings before it.
 
 Colours only help the eye: user functions are warm, kernel functions cool, process boxes
-(when stacks are grouped per process) green. A function's shade comes from a hash of its
+(when stacks are grouped per process) green. Waits are grey-violet: a wait sample (a process
+asleep, off the CPU) has its kernel frames, where it went to sleep, drawn as waiting, and on
+top of them a box that names what it waited for, "[wait: disk]"; so the time spent asleep
+stands apart from the time spent computing, even under the same function. A function's shade comes from a hash of its
 name, so it looks the same in every graph.
 
 svg.py and report.py draw the boxes; this module only knows where they go.
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Dict, List, Optional, Tuple
 
-from .model import Profile
+from .model import Profile, Sample
 
 ROOT_NAME = "all"
 
@@ -43,7 +46,7 @@ MIN_WIDTH = 0.3  # narrower boxes are left out of a static picture
 @dataclass
 class Node:
     name: str
-    kind: str  # "root", "process", "user" or "kernel"
+    kind: str  # "root", "process", "user", "kernel" or "wait"
     count: int = 0  # samples with this path on the stack
     self_count: int = 0  # samples that ended here
     children: Dict[Tuple[str, str], "Node"] = field(default_factory=dict)
@@ -71,11 +74,21 @@ def build(profile: Profile, with_pid: bool = False) -> Node:
         if with_pid:
             node = node.child(profile.process_label(sample.pid), "process")
             node.count += 1
-        for frame in sample.stack():
-            node = node.child(frame.label, "kernel" if frame.kernel else "user")
+        for name, kind in path(sample):
+            node = node.child(name, kind)
             node.count += 1
         node.self_count += 1
     return root
+
+
+def path(sample: Sample) -> List[Tuple[str, str]]:
+    """A sample's boxes from the bottom up, as (name, kind): its frames, outermost first,
+    and for a wait sample its kernel frames drawn as waiting and the wait on top."""
+    out = [(f.label, "user" if not f.kernel else "wait" if sample.waiting else "kernel")
+           for f in sample.stack()]
+    if sample.waiting:
+        out.append((sample.wait_label, "wait"))
+    return out
 
 
 def layout(root: Node) -> List[Box]:
@@ -105,6 +118,8 @@ def colour(name: str, kind: str) -> str:
         return f"rgb({120 + a % 40},{190 + b % 40},{120 + c % 30})"
     if kind == "kernel":
         return f"rgb({70 + a % 50},{150 + b % 50},{215 + c % 40})"
+    if kind == "wait":
+        return f"rgb({150 + a % 30},{140 + b % 25},{175 + c % 30})"
     return f"rgb({225 + a % 30},{90 + b % 130},{40 + c % 40})"
 
 
@@ -122,6 +137,8 @@ def describe(node: Node, total: int) -> str:
     text = f"{node.name}: {node.count} sample{'s' if node.count != 1 else ''} ({share:.1f}%)"
     if node.kind in ("user", "kernel"):
         text += f", {node.self_count} in its own code"
+    elif node.kind == "wait":
+        text += ", asleep (off the CPU)"
     return text
 
 

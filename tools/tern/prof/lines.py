@@ -358,7 +358,9 @@ class Sources:
         for lookup, symbol in sorted(set(frames)):
             found = symbols.lookup(lookup)
             name = found[1] if found else UNKNOWN_SYMBOL
-            if symbol == name or (len(symbol) >= LONG_NAME and name.startswith(symbol)):
+            # A long name is cut, and the kernel ends the cut with "...".
+            cut = symbol[:-3] if symbol.endswith("...") else symbol
+            if symbol == name or (len(symbol) >= LONG_NAME and name.startswith(cut)):
                 continue
             return f"{lookup:#x} is in {name!r} there, {symbol!r} in the profile"
         return ""

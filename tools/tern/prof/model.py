@@ -5,6 +5,11 @@
     {"pid":3,"tid":3,"timestamp":1234567,"hart":0,"mode":"user","samples":[
       {"address":1234,"symbol":"hot","kernel":false}, ...]}
 
+"mode" is "user" or "kernel" for a process the sampling interrupt found running, "wait" for
+one found asleep; a wait sample also has "wchan", what it waited for ("disk", "pipe",
+"sleep", "wait", "console", "sleeplock" or "other"), and its kernel frames are where it went
+to sleep. Profile.of_cpu keeps the on-CPU samples, the wait samples, or both.
+
 "timestamp" counts microseconds since boot. "samples" is the call stack at the moment of
 the sample, innermost frame first; when the process was inside the kernel (a system call,
 a page fault) the kernel's frames come first and the user frames that led there follow.
@@ -28,6 +33,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 KERNEL_SUFFIX = " [k]"
 UNKNOWN_SYMBOL = "??"  # what the kernel writes when an address is in no known function
+CPU_CHOICES = ("on", "off", "both")  # Profile.of_cpu: on-CPU samples, wait samples, or all
 
 
 class ProfileError(ValueError):
@@ -53,11 +59,24 @@ class Sample:
     tid: int
     timestamp: int  # microseconds since boot
     hart: int
-    mode: str  # "user" or "kernel": where the sampling interrupt found the hart
+    # "user" or "kernel": where the sampling interrupt found the hart; "wait": the process
+    # was asleep (off the CPU), and `wchan` says what it waited for ("disk", "pipe", ...)
+    mode: str
     frames: Tuple[Frame, ...]  # innermost first, as in the file
     # The program the process ran when sampled ("comm"), "" if the file does not say. Before
     # its exec a new process runs its parent's program; Profile.names keeps the last one.
     comm: str = ""
+    wchan: str = ""  # what a wait sample waited for, "" for the others
+
+    @property
+    def waiting(self) -> bool:
+        """Was the process asleep (an off-CPU sample)?"""
+        return self.mode == "wait"
+
+    @property
+    def wait_label(self) -> str:
+        """What reports call the wait of a wait sample, on top of its stack: "[wait: disk]"."""
+        return f"[wait: {self.wchan}]"
 
     def stack(self) -> Tuple[Frame, ...]:
         """The frames outermost first: main before the functions it called."""
@@ -83,6 +102,16 @@ class Profile:
             return self
         wanted = set(pids)
         return Profile([s for s in self.samples if s.pid in wanted], dict(self.names),
+                       self.end_time)
+
+    def of_cpu(self, which: str) -> "Profile":
+        """The samples taken on the CPU ("on"), off it ("off": wait samples), or all ("both")."""
+        if which not in CPU_CHOICES:
+            raise ValueError(f"on, off or both, not {which!r}")
+        if which == "both":
+            return self
+        off = which == "off"
+        return Profile([s for s in self.samples if s.waiting == off], dict(self.names),
                        self.end_time)
 
     def process_name(self, pid: int) -> str:
@@ -203,10 +232,15 @@ def _sample(index: int, item: Any, frames: Dict[Tuple[int, str, bool], Frame]) -
     mode = item.get("mode")
     if mode is None:  # older kernels: a sample is in kernel mode if it has kernel frames
         mode = "kernel" if any(f.kernel for f in stack) else "user"
-    if mode not in ("user", "kernel"):
-        raise ProfileError(f"{where}: \"mode\" should be \"user\" or \"kernel\", not {mode!r}")
+    if mode not in ("user", "kernel", "wait"):
+        raise ProfileError(f"{where}: \"mode\" should be \"user\", \"kernel\" or \"wait\", "
+                           f"not {mode!r}")
+    wchan = item.get("wchan", "")
+    if mode == "wait" and not (isinstance(wchan, str) and wchan):
+        raise ProfileError(f"{where}: a wait sample should say what it waits for (\"wchan\")")
     comm = item.get("comm")
-    return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "")
+    return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "",
+                  wchan if mode == "wait" else "")
 
 
 def _frame(sample: int, index: int, item: Any,

@@ -175,8 +175,8 @@ def sample_times(profile: Profile, with_pid: bool, boxes: List[flame.Box]) -> Li
         node = boxes[0].node
         if with_pid:
             node = node.children[(profile.process_label(sample.pid), "process")]
-        for frame in sample.stack():
-            node = node.children[(frame.label, "kernel" if frame.kernel else "user")]
+        for key in flame.path(sample):
+            node = node.children[key]
         times[where[id(node)]] = sample.timestamp
         where[id(node)] += 1
     return times

@@ -22,7 +22,8 @@ TITLE_HEIGHT = 52  # the title and the legend above the boxes
 def legend(x: float, y: float) -> str:
     """Small swatches saying which colour is which kind of code."""
     items = [("user code", flame.colour("user code", "user")),
-             ("kernel code [k]", flame.colour("kernel code", "kernel"))]
+             ("kernel code [k]", flame.colour("kernel code", "kernel")),
+             ("asleep (wait)", flame.colour("asleep", "wait"))]
     out = []
     for label, fill in items:
         out.append(f'<rect x="{x}" y="{y - 11}" width="12" height="12" rx="2" fill="{fill}"/>'

@@ -63,7 +63,11 @@ def rows(profile: Profile, sources: Optional[Sources] = None) -> List[Row]:
         if not sample.frames:
             continue
         first = sample.frames[0]
-        row(first.symbol, first.kernel).self_count += 1
+        if sample.waiting:  # asleep: its own time is the wait, not the function it sleeps in
+            row(sample.wait_label, False).self_count += 1
+            row(sample.wait_label, False).incl_count += 1
+        else:
+            row(first.symbol, first.kernel).self_count += 1
         for key in {(f.symbol or UNKNOWN_SYMBOL, f.kernel) for f in sample.frames}:
             row(*key).incl_count += 1
         if sources is not None:

@@ -173,6 +173,7 @@ bool ProfileParser::frames(Sample &s) {
 bool ProfileParser::sample(Sample &s) {
   s.pid = -1;
   s.comm[0] = '\0';
+  s.wait = false;
   s.nframes = 0;
   return object([&](const char *key) {
     if (strcmp(key, "pid") == 0) {
@@ -182,6 +183,12 @@ bool ProfileParser::sample(Sample &s) {
       return true;
     }
     if (strcmp(key, "comm") == 0) return string(s.comm, COMM_MAX);
+    if (strcmp(key, "mode") == 0) {
+      char mode[8];
+      if (!string(mode, sizeof(mode))) return false;
+      s.wait = strcmp(mode, "wait") == 0;
+      return true;
+    }
     if (strcmp(key, "samples") == 0) return frames(s);
     return skip_value();
   });

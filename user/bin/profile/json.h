@@ -28,6 +28,7 @@ struct Frame {
 struct Sample {
   int pid;
   char comm[COMM_MAX];
+  bool wait;  // "mode":"wait": the process was asleep, off the CPU
   int nframes;
   Frame frames[MAX_FRAMES];
 };
@@ -40,8 +41,10 @@ class ProfileParser {
  public:
   ProfileParser(Stream &in, Sample &scratch) : m_in(in), m_sample(scratch) {}
 
-  // Calls visit(sample) for each sample in the array. False if the text is not a valid
-  // profile.
+  // Calls visit(sample) for each sample in the array taken on the CPU. Wait samples (a
+  // process asleep) are skipped: the console's reports show where the processor went, and
+  // the host's (tools/profconv --cpu off|both) show the waits. False if the text is not a
+  // valid profile.
   template <typename Visit>
   bool each_sample(Visit &&visit);
 
@@ -92,7 +95,7 @@ bool ProfileParser::each_sample(Visit &&visit) {
          items(']',
                [&] {
                  if (!sample(m_sample)) return false;
-                 visit(static_cast<const Sample &>(m_sample));
+                 if (!m_sample.wait) visit(static_cast<const Sample &>(m_sample));
                  return true;
                }) &&
          at_end();

@@ -29,7 +29,9 @@
 // `profile top` turns that into a table of self and inclusive counts per function
 // (tally.h), `profile tree` into the call tree of the samples (tree.h), both reading the JSON a
 // chunk at a time (stream.h, json.h) so that a profile of any size fits; `profile run` (run.cc)
-// profiles one command from its start. profile.h lists the files.
+// profiles one command from its start. profile.h lists the files. Both count the samples taken
+// on the CPU: a process's wait samples ("mode":"wait", taken while it was asleep) are left to
+// the host's tools (tools/profconv --cpu off|both).
 #include "abi/profile.h"
 #include "lib/user.h"
 #include "profile.h"

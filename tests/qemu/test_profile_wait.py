@@ -1,0 +1,155 @@
+"""Off-CPU samples: a profiled process that is asleep is sampled too ("mode":"wait").
+
+psys (user/demo/psys.cc) writes a file, reads it back and pipes data to itself, and prints
+how long its main() ran and how that time divided between the three phases, from the
+`time` CSR. A sampler that sees only the processor gets a small part of its lifetime in
+samples: it spends most of it asleep, waiting for the disk. With wait samples, once a
+sampling period for each profiled sleeper, the on-CPU and wait samples together must
+account for its whole lifetime at the sampling rate, and each phase's share of the samples
+must be its share of the time.
+
+The machine runs under -icount (one instruction, one nanosecond of guest time), on one hart
+(QEMU's -icount runs harts in turn, and two take minutes to boot): the guest's clock then
+does not depend on how busy the host is. That the sweep runs once a period, not once a
+hart, is checked on three harts without -icount, from above only (a busy host can only
+cost samples, never add them). Lifetime is
+psys's own measure of main() (rdtime at its first and last line); samples counted against it
+are those with main in their user chain (exec and exit lie outside both). Tolerance: 5% of
+the expected count for the whole, 5 percentage points for each phase's share. Nothing here
+is random.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterator
+
+import pytest
+
+from tern import profile_check as pc
+from tern.bench import icount
+from tern.machine import Machine
+
+RATE = 1000  # Hz
+SECONDS = 2
+RUN_TIMEOUT = 300
+CAT_TIMEOUT = 600
+PHASES = {"fill_file": "write", "read_file": "read", "pipe_round": "pipe"}
+TOTAL_TOLERANCE = 0.05
+SHARE_TOLERANCE = 0.05
+TIMING = re.compile(r"psys: (\d+) us: write (\d+) us, read (\d+) us, pipe (\d+) us")
+
+
+@pytest.fixture(scope="module")
+def psys_run() -> Iterator[tuple[str, list[pc.Sample], dict[str, str]]]:
+    with Machine(1, name="test_profile_wait.icount", extra_args=icount.ICOUNT_ARGS) as m:
+        m.boot()
+        assert m.run(f"profile rate {RATE}") == ""
+        assert m.run("profile clear") == ""
+        out = m.run(f"profile run psys {SECONDS}", timeout=RUN_TIMEOUT)
+        stat = pc.parse_profstat(m.run("profile status"))
+        samples = pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
+        m.assert_no_failures()
+    yield out, [s for s in samples if s["comm"] == "psys"], stat
+
+
+def phase_of(sample: pc.Sample) -> str | None:
+    """The phase of psys a sample was taken in, by its user chain."""
+    for name in pc.names(pc.user_frames(sample)):
+        if name in PHASES:
+            return PHASES[name]
+    return None
+
+
+def test_samples_account_for_the_whole_lifetime(psys_run) -> None:
+    out, samples, stat = psys_run
+    match = TIMING.search(out)
+    assert match, f"psys printed no timing:\n{out}"
+    lifetime_us = int(match.group(1))
+    in_main = [s for s in samples if "main" in pc.names(pc.user_frames(s))]
+    expected = lifetime_us * RATE / 1_000_000
+    modes = Counter(s["mode"] for s in in_main)
+    print(f"psys main(): {lifetime_us} us, {expected:.0f} periods at {RATE} Hz; samples "
+          f"{len(in_main)}: {dict(modes)}; profstat wait samples {stat.get('wait samples')}")
+    assert abs(len(in_main) - expected) <= TOTAL_TOLERANCE * expected, (
+        f"psys's main() ran {lifetime_us} us, {expected:.0f} sampling periods at {RATE} Hz, "
+        f"but it has {len(in_main)} samples ({dict(modes)}): on-CPU and wait samples "
+        f"together should account for its whole lifetime, within "
+        f"{TOTAL_TOLERANCE:.0%}")
+    assert int(stat["wait samples"]) == sum(s["mode"] == "wait" for s in samples), (
+        f"profstat's `wait samples` should count the wait samples in /proc/profile: {stat}")
+
+
+def test_each_phase_gets_its_share(psys_run) -> None:
+    out, samples, _ = psys_run
+    match = TIMING.search(out)
+    assert match, f"psys printed no timing:\n{out}"
+    total = int(match.group(1))
+    spent = dict(zip(("write", "read", "pipe"), map(int, match.groups()[1:])))
+    phased = [s for s in samples if phase_of(s) is not None]
+    assert phased, "no sample of psys in any of its phases"
+    counts = Counter(phase_of(s) for s in phased)
+    waits = Counter((phase_of(s), s.get("wchan")) for s in phased if s["mode"] == "wait")
+    print(f"time: {spent} of {total} us; samples: {dict(counts)}; waits: {dict(waits)}")
+    for phase, us in spent.items():
+        time_share = us / total
+        sample_share = counts[phase] / len(in_main_of(samples))
+        assert abs(sample_share - time_share) <= SHARE_TOLERANCE, (
+            f"psys spent {time_share:.1%} of its time in the {phase} phase, but "
+            f"{sample_share:.1%} of its samples are there: {dict(counts)}; waits {dict(waits)}")
+    # What the waits wait on: writing the file waits for the disk (the log's commit at
+    # close); the pipe never blocks (psys's 512-byte pieces fit), so none of its time there
+    # is a pipe wait.
+    disk = waits[("write", "disk")]
+    assert disk >= 0.5 * counts["write"], (
+        f"psys's write phase is mostly waiting for the disk; its waits: {dict(waits)}")
+    assert sum(n for (phase, _), n in waits.items() if phase == "pipe") <= 0.05 * max(
+        counts["pipe"], 1) + 1, f"psys's pipe never blocks, yet: {dict(waits)}"
+
+
+def in_main_of(samples: list[pc.Sample]) -> list[pc.Sample]:
+    return [s for s in samples if "main" in pc.names(pc.user_frames(s))]
+
+
+def test_wait_samples_are_well_formed(psys_run) -> None:
+    _, samples, _ = psys_run
+    waits = [s for s in samples if s["mode"] == "wait"]
+    assert waits, "psys sleeps most of its life, but has no wait samples"
+    problems = pc.schema_problems(samples)
+    assert not problems, "\n".join(problems[:10])
+    for s in waits:
+        assert "sleep(void*, Spinlock&)" in pc.names(pc.kernel_frames(s)), (
+            f"a wait sample's kernel chain goes through sleep(): {pc.describe(s)}")
+
+
+def test_one_sweep_a_period_on_three_harts() -> None:
+    with Machine(3, name="test_profile_wait.cpus3") as m:
+        m.boot()
+        assert m.run(f"profile rate {RATE}") == ""
+        assert m.run("profile clear") == ""
+        out = m.run(f"profile run psys {SECONDS}", timeout=RUN_TIMEOUT)
+        samples = pc.parse_profile(m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
+        m.assert_no_failures()
+    match = TIMING.search(out)
+    assert match, f"psys printed no timing:\n{out}"
+    expected = int(match.group(1)) * RATE / 1_000_000
+    in_main = in_main_of([s for s in samples if s["comm"] == "psys"])
+    modes = Counter(s["mode"] for s in in_main)
+    print(f"{len(in_main)} samples for {expected:.0f} periods: {dict(modes)}")
+    assert modes["wait"] > 0, f"psys has no wait samples on three harts: {dict(modes)}"
+    assert len(in_main) <= (1 + TOTAL_TOLERANCE) * expected, (
+        f"psys ran {expected:.0f} sampling periods but has {len(in_main)} samples "
+        f"({dict(modes)}): is the wait sweep taken once a period, or once a hart?")
+
+
+def test_console_top_shows_the_cpu(psys_run) -> None:
+    """`profile top` (the table `profile run` prints) counts the samples taken on the CPU:
+    the console's reports leave the waits to the host tools (profconv --cpu)."""
+    out, samples, _ = psys_run
+    top = pc.parse_top(out)
+    on_cpu = sum(1 for s in samples if s["mode"] != "wait")
+    assert top.samples == on_cpu, (
+        f"`profile top` counted {top.samples} samples; psys has {on_cpu} on the CPU and "
+        f"{len(samples) - on_cpu} wait samples:\n{out}")
+    assert all(r.name != "sched()" for r in top.rows[:1]), f"waits in `profile top`:\n{out}"
