@@ -103,7 +103,9 @@ extern "C" void usertrap() {
     if (killed(p)) exit(-1);
     p->trapframe->epc += 4;  // return to the instruction after ecall
     // Interrupts were turned off by the trap; system calls may take long, so turn them on
-    // now that sepc/sstatus/scause are saved.
+    // now that sepc/sstatus/scause are saved. One pending since the ecall was held off
+    // (Cpu::held).
+    mycpu()->held = CSR_READ(sip);
     riscv::intr_on();
     syscall();
   } else {
@@ -140,6 +142,9 @@ extern "C" void usertrapret() {
   s |= riscv::SSTATUS_SPIE;
   CSR_WRITE(sstatus, s);
   CSR_WRITE(sepc, tf->epc);
+  // An interrupt pending now is taken at the first user instruction, held off since the
+  // intr_off() above (Cpu::held).
+  mycpu()->held = CSR_READ(sip);
 
   u64 satp = riscv::make_satp(p->pagetable);
   u64 fn = mem::TRAMPOLINE + (userret - trampoline);
