@@ -16,7 +16,9 @@ tests need is installed.
 
 The profiles used come in three kinds: data/spin.json, a real profile of `profile run
 spin 2` at 200 Hz copied from the console; data/mixed.json, `profile all on` while spin and
-psys ran together at 100 Hz; and synthetic ones (profile_synth.py) that reach corners
+psys ran together at 100 Hz; data/bytewise.json, the first samples of `profile run
+bytewise 32` at 10,000 Hz on one hart under -icount (tests/qemu/test_profile_skid.py's run),
+half of them held off by disabled interrupts ("irqoff"); and synthetic ones (profile_synth.py) that reach corners
 a short real run does not.
 """
 
@@ -49,6 +51,11 @@ def spin_path() -> Path:
 @pytest.fixture
 def mixed_path() -> Path:
     return DATA / "mixed.json"
+
+
+@pytest.fixture
+def bytewise_path() -> Path:
+    return DATA / "bytewise.json"
 
 
 @pytest.fixture
