@@ -9,6 +9,11 @@
 the sample, innermost frame first; when the process was inside the kernel (a system call,
 a page fault) the kernel's frames come first and the user frames that led there follow.
 
+Skid: "late" says how many microseconds after its deadline the sample was taken, and
+"irqoff": true that its interrupt had been held off by disabled interrupts, so the sample
+shows where they came back on (pop_off, usertrap, the return to user mode) rather than
+where the time went. Older kernels write neither: such samples read as on time.
+
 Every converter in this package wants the opposite order, outermost caller first, so that
 is what Sample.stack() gives. Each frame also has a *label*, the name a report shows:
 kernel functions carry a " [k]" suffix, so a kernel `sleep` and a user `sleep` stay apart
@@ -58,6 +63,8 @@ class Sample:
     # The program the process ran when sampled ("comm"), "" if the file does not say. Before
     # its exec a new process runs its parent's program; Profile.names keeps the last one.
     comm: str = ""
+    late: int = 0  # microseconds after its deadline ("late")
+    irqoff: bool = False  # held off by disabled interrupts ("irqoff"): skid
 
     def stack(self) -> Tuple[Frame, ...]:
         """The frames outermost first: main before the functions it called."""
@@ -83,6 +90,14 @@ class Profile:
             return self
         wanted = set(pids)
         return Profile([s for s in self.samples if s.pid in wanted], dict(self.names),
+                       self.end_time)
+
+    def held_off(self, held: Optional[bool]) -> "Profile":
+        """The samples whose interrupt had been held off (True), the others (False), or all
+        of them (None)."""
+        if held is None:
+            return self
+        return Profile([s for s in self.samples if s.irqoff == held], dict(self.names),
                        self.end_time)
 
     def process_name(self, pid: int) -> str:
@@ -206,7 +221,12 @@ def _sample(index: int, item: Any, frames: Dict[Tuple[int, str, bool], Frame]) -
     if mode not in ("user", "kernel"):
         raise ProfileError(f"{where}: \"mode\" should be \"user\" or \"kernel\", not {mode!r}")
     comm = item.get("comm")
-    return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "")
+    late = _whole(where, "late", item.get("late", 0))
+    irqoff = item.get("irqoff", False)
+    if type(irqoff) is not bool:
+        raise ProfileError(f"{where}: \"irqoff\" should be true or false, not {irqoff!r}")
+    return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "",
+                  late, irqoff)
 
 
 def _frame(sample: int, index: int, item: Any,
