@@ -11,7 +11,8 @@ numbers are the same on every run whatever the host is doing:
 
 * bytewise 32 (user/demo/bytewise.cc) reads a file a byte per read(): it lives in system
   calls and spinlocks. Most samples whose innermost frame is pop_off() were held off (the
-  skid of a lock: POP_OFF_HELD_SHARE or more), and no sample is marked anywhere but where interrupts come back
+  skid of a lock: POP_OFF_HELD_SHARE or more), so were most of those in the user stub `read`
+  (the return from the kernel, taken at the first user instruction), and no sample is marked anywhere but where interrupts come back
   on: pop_off(), usertrap(), or the user instruction after an ecall (the return from the
   kernel).
 * pstall (user/tests/pstall.cc) has the kernel keep interrupts off for 1 ms at a time: the
@@ -104,10 +105,23 @@ def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     assert not elsewhere, (
         f"{len(elsewhere)} samples marked \"irqoff\" away from where interrupts come back on "
         f"(pop_off, usertrap, the return to user mode):\n  {describe(elsewhere)}")
+    # In user mode, in the stub `read` (user/lib: li a7; ecall; ret): the tick that came due
+    # on the way back from the kernel, taken at the first user instruction.
+    returned = [s for s in mine if s["mode"] == "user" and innermost(s) == "read"]
+    assert len(returned) >= 10, (
+        f"expected samples in the stub `read`, where the way back from each read() is "
+        f"charged, got {len(returned)}")
+    share_returned = sum(map(held, returned)) / len(returned)
+    assert share_returned >= POP_OFF_HELD_SHARE, (
+        f"only {share_returned:.0%} of the {len(returned)} samples in the stub `read` are "
+        f"marked \"irqoff\": a tick that comes due while the kernel returns to user mode "
+        f"is taken at the first user instruction:\n  "
+        f"{describe([s for s in returned if not held(s)])}")
     others = [s for s in mine if not at_enable_point(s)]
     assert others, "bytewise should have samples inside its system calls, not only at their edges"
     print(f"bytewise: {len(mine)} samples, {len(at_pop_off)} at pop_off ({share:.0%} held "
-          f"off), {sum(map(held, mine))} held off in all; {len(others)} elsewhere, none held off")
+          f"off), {len(returned)} in the stub read ({share_returned:.0%} held off), "
+          f"{sum(map(held, mine))} held off in all; {len(others)} elsewhere, none held off")
 
     # pstall: the samples at the end of each stall are late by most of the stall.
     pids = {s["pid"] for s in stalled if s.get("comm") == "pstall"}
