@@ -39,9 +39,10 @@ struct Cpu {
   int noff = 0;                 // Depth of push_off() nesting.
   bool intena = false;          // Were interrupts enabled before push_off()?
   // The interrupts pending (sip) when this hart last turned interrupts back on: in
-  // pop_off(), in usertrap() for a system call, or at the return to user mode. One pending
-  // then is taken at once, at that very place, late: it had been held off. The profiler
-  // marks such samples (kern/profile/profiler.h, Sample::late).
+  // pop_off(), in usertrap() for a system call, or at the return to user mode (userret
+  // notes them in the trapframe, usertrap() copies them here). One pending then is taken
+  // at once, at that very place, late: it had been held off. The profiler marks such
+  // samples (kern/profile/profiler.h, Sample::late).
   u64 held = 0;
 
   // In the trap of the interrupt whose sip bit is `pending`, with interrupts off: had it

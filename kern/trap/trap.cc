@@ -94,7 +94,9 @@ extern "C" void usertrap() {
   CSR_WRITE(stvec, reinterpret_cast<u64>(kernelvec));
   if (panicked) freeze();
 
-  Proc *p = mycpu()->proc;  // interrupts are off: this hart cannot change under us
+  Cpu *c = mycpu();  // interrupts are off: this hart cannot change under us
+  Proc *p = c->proc;
+  c->held = p->trapframe->held;  // an interrupt taken at once on return to user was held off
   p->trapframe->epc = CSR_READ(sepc);
   u64 scause = CSR_READ(scause);
   Intr what = Intr::Handled;
@@ -105,7 +107,7 @@ extern "C" void usertrap() {
     // Interrupts were turned off by the trap; system calls may take long, so turn them on
     // now that sepc/sstatus/scause are saved. One pending since the ecall was held off
     // (Cpu::held).
-    mycpu()->held = CSR_READ(sip);
+    c->held = CSR_READ(sip);
     riscv::intr_on();
     syscall();
   } else {
@@ -142,9 +144,6 @@ extern "C" void usertrapret() {
   s |= riscv::SSTATUS_SPIE;
   CSR_WRITE(sstatus, s);
   CSR_WRITE(sepc, tf->epc);
-  // An interrupt pending now is taken at the first user instruction, held off since the
-  // intr_off() above (Cpu::held).
-  mycpu()->held = CSR_READ(sip);
 
   u64 satp = riscv::make_satp(p->pagetable);
   u64 fn = mem::TRAMPOLINE + (userret - trampoline);
