@@ -73,16 +73,16 @@ inline constexpr u16 LATE_IRQOFF = 0x8000;
 // Called from the timer interrupt on every hart. kf is non-null when the trap came from
 // supervisor mode; `held` is LATE_IRQOFF if the interrupt had been held off
 // (Cpu::held_off), else 0. Cheap when nothing is being profiled.
-void tick(KernelFrame *kf, u64 now, u32 held);
+void tick(KernelFrame *kf, u64 now, u64 held);
 // Sampling period in `time` ticks, and whether any process is being profiled.
 bool active();
 // Reserve-and-fill, exposed for the benchmark and tests.
 // `late` goes into Sample::late as it is.
-void record(Proc *p, KernelFrame *kf, u64 now, u32 late);
+void record(Proc *p, KernelFrame *kf, u64 now, u64 late);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
 // `start` is instret read at the caller's first line, so the cost counts the clock's own
 // work for the sample too (and every line a lab's regions run for it).
-void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u32 late);
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u64 late);
 
 // --- iclock.cc: the instruction clock ---
 void iclock_init();               // boot hart, before the others start: is there one?

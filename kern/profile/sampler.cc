@@ -73,9 +73,10 @@ constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 
 
 // Sample::late for a sample taken `ticks` of the `time` clock after its deadline (a clock
 // that sampled before it would show as LATE_MAX_US), with `held` (LATE_IRQOFF or 0).
-constexpr u32 late_mark(u64 ticks, u32 held) {
+// (u64 throughout: a narrower argument would cost an extension in the trap.)
+constexpr u64 late_mark(u64 ticks, u64 held) {
   u64 us = ticks / (TIMEBASE_HZ / 1'000'000);
-  return static_cast<u32>(us < LATE_MAX_US ? us : LATE_MAX_US) | held;
+  return (us < LATE_MAX_US ? us : LATE_MAX_US) | held;
 }
 static_assert(late_mark(25, 0) == 2 && late_mark(~0ull, LATE_IRQOFF) == 0xffff);
 
@@ -217,7 +218,7 @@ namespace {
 }  // namespace
 // LAB sample/record END
 
-void record(Proc *p, KernelFrame *kf, u64 now, u32 late) {
+void record(Proc *p, KernelFrame *kf, u64 now, u64 late) {
   // LAB sample/record BEGIN: claim a slot, fill it, commit it; labs/sample/README.md task 3
   int hart = cpuid();
   inside[hart] = true;
@@ -254,7 +255,7 @@ void record(Proc *p, KernelFrame *kf, u64 now, u32 late) {
   // LAB sample/record END
 }
 
-void tick(KernelFrame *kf, u64 now, u32 held) {
+void tick(KernelFrame *kf, u64 now, u64 held) {
   // What a sample costs, for /proc/profstat: the instructions from here to the end of
   // record(), so that everything the lab's regions do for a sample (the clock above record(),
   // the record and the walks in it) is inside the measured stretch. Under QEMU's -icount the
@@ -295,7 +296,7 @@ void tick(KernelFrame *kf, u64 now, u32 held) {
   if (sampled) take(p, kf, now, start, late_mark(now - deadline, held));
 }
 
-void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u32 late) {
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u64 late) {
   record(p, kf, now, late);
   u64 spent = riscv::r_instret() - start;
   __atomic_fetch_add(&cost_insns, spent, __ATOMIC_RELAXED);

@@ -102,7 +102,7 @@ bool timer_interrupt(KernelFrame *kf) {
   u64 now = riscv::r_time();
   Cpu *c = mycpu();
   // Taken late, where interrupts came back on? The sampler marks its sample so.
-  u32 held = c->held_off(riscv::SIP_STIP) ? prof::LATE_IRQOFF : 0;
+  u64 held = c->held_off(riscv::SIP_STIP) ? prof::LATE_IRQOFF : 0;
   if (cpuid() == tick_hart && now >= next_tick) {
     SpinGuard g(tickslock);
     while (now >= next_tick) {
