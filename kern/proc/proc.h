@@ -38,6 +38,23 @@ struct Cpu {
   Context context{};            // swtch() here to enter the scheduler.
   int noff = 0;                 // Depth of push_off() nesting.
   bool intena = false;          // Were interrupts enabled before push_off()?
+  // The interrupts pending (sip) when this hart last turned interrupts back on: in
+  // pop_off(), in usertrap() for a system call, or at the return to user mode (userret
+  // notes them in the trapframe, usertrap() copies them here). One pending then is taken
+  // at once, at that very place, late: it had been held off. The profiler marks such
+  // samples (kern/profile/profiler.h, Sample::late).
+  u64 held = 0;
+
+  // In the trap of the interrupt whose sip bit is `pending`, with interrupts off: had it
+  // been held off? Forgets the mark, so that a later trap for the same interrupt, taken on
+  // time, is not taken for a late one. (A read of sip, rather than a flag set before
+  // intr_on() and cleared after it, needs one store, and no care for a process that
+  // moves to another hart between the two.)
+  bool held_off(u64 pending) {
+    bool was = (held & pending) != 0;
+    held &= ~pending;
+    return was;
+  }
   u64 hartid = 0;
   bool started = false;
   // Timer bookkeeping (kern/trap/timer.cc).

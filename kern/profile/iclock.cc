@@ -133,6 +133,9 @@ bool iclock_sync() {
 
 void counter_overflow(KernelFrame *kf) {
   u64 began = riscv::r_instret();  // what a sample costs counts from here (take)
+  // The counter has no deadline in time: a sample of this clock says only whether its
+  // interrupt had been held off (read in every overflow trap, so that none goes stale).
+  bool irqoff = mycpu()->held_off(riscv::SIP_LCOFIP);
   // The pending bit first, then the restart below (which also clears the counter's
   // overflow flag): the next overflow then raises the interrupt afresh.
   CSR_CLEAR(sip, riscv::SIP_LCOFIP);
@@ -141,7 +144,8 @@ void counter_overflow(KernelFrame *kf) {
   // restart it only as PROF_CLOCK says now, and sample only if it still runs.
   if (!follow(h, active() ? clock_every : 0)) return;
   Proc *p = mycpu()->proc;
-  if (p != nullptr && (all_mode || p->prof.profiled)) take(p, kf, riscv::r_time(), began);
+  if (p != nullptr && (all_mode || p->prof.profiled))
+    take(p, kf, riscv::r_time(), began, irqoff ? LATE_IRQOFF : 0);
 }
 
 }  // namespace prof

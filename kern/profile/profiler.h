@@ -4,7 +4,7 @@
 //
 //   timer trap (kern/trap/timer.cc)
 //     -> tick() (sampler.cc): is the process on this hart being profiled? if so
-//     -> record() (sampler.cc): pid, hart, time, mode, pc and the kernel and user
+//     -> record() (sampler.cc): pid, hart, time, how late, mode, pc and the kernel and user
 //        frame-pointer chains into the next free slot of a static sample array. No allocation, no
 //        symbol lookup, no sleeping, no lock another hart can hold for long.
 //     -> sweep_waits() (sampler.cc): once a period, on one hart, a wait sample of each
@@ -60,21 +60,33 @@ struct Sample {
   Mode mode;   // where the trap came from
   u8 nkernel;  // frames[0, nkernel) are kernel addresses
   u8 nframes;  // frames[nkernel, nframes) are user addresses
-  u8 pad[3];
+  u8 pad0;
+  u16 late;                // how late the sample was taken: see late_mark() below
   u64 user_ra;             // the user ra register (see in_syscall_stub in walk.h)
   u64 frames[MAX_FRAMES];  // innermost first; frames[0] is the pc
 };
 static_assert(sizeof(Sample) == 40 + 8 * MAX_FRAMES);
 
+// Skid: a sampling interrupt that comes due while interrupts are off on the hart (under a
+// spinlock, or between an ecall and usertrap turning them on) waits, and is taken where
+// they come back on: at pop_off(), in usertrap(), at the return to user mode. Each sample
+// says how late it was. Sample::late holds the microseconds between the deadline and the
+// trap, at most LATE_MAX_US, and LATE_IRQOFF when the interrupt had been held off: it was
+// already pending when interrupts came back on (Cpu::held_off, kern/proc/proc.h).
+inline constexpr u16 LATE_MAX_US = 0x7fff;
+inline constexpr u16 LATE_IRQOFF = 0x8000;
+
 // --- sampler.cc: the trap side ---
 // Called from the timer interrupt on every hart. kf is non-null when the trap came from
-// supervisor mode. Cheap when nothing is being profiled.
-void tick(KernelFrame *kf, u64 now);
+// supervisor mode; `held` is LATE_IRQOFF if the interrupt had been held off
+// (Cpu::held_off), else 0. Cheap when nothing is being profiled.
+void tick(KernelFrame *kf, u64 now, u64 held);
 // Sampling period in `time` ticks, and whether any process is being profiled.
 bool active();
 // Reserve-and-fill, exposed for the benchmark and tests. kf is null for a trap from user
-// mode, and for a wait sample (p is then Sleeping, and the caller holds p->lock).
-void record(Proc *p, KernelFrame *kf, u64 now);
+// mode, and for a wait sample (p is then Sleeping, and the caller holds p->lock). `late`
+// goes into Sample::late as it is.
+void record(Proc *p, KernelFrame *kf, u64 now, u64 late);
 // The wait samples of one sampling period: record() for every profiled process that is
 // asleep. Called from tick(), with the process this hart runs (or null); runs on one hart a
 // period however many harts tick.
@@ -82,7 +94,7 @@ void sweep_waits(u64 now, Proc *running);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
 // `start` is instret read at the caller's first line, so the cost counts the clock's own
 // work for the sample too (and every line a lab's regions run for it).
-void take(Proc *p, KernelFrame *kf, u64 now, u64 start);
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u64 late);
 
 // --- iclock.cc: the instruction clock ---
 void iclock_init();               // boot hart, before the others start: is there one?

@@ -4,18 +4,21 @@
 //
 //   [
 //   {"pid":3,"tid":3,"comm":"spin","timestamp":1234567,"hart":0,"mode":"user","samples":[
-//     {"address":1234,"symbol":"hot","kernel":false}, ...]},
+//     {"address":1234,"symbol":"hot","kernel":false}, ...],"late":0},
 //   ...
 //   ]
 //
 // (The real output has no line break inside an object.) "pid"/"tid"/"timestamp" (µs since
 // boot)/"samples" with "address"/"symbol" are the classic schema; "comm" (the program's
-// name), "hart", "mode" and "kernel" are extras. "mode" is "user" or "kernel" where a
-// running process was caught, or "wait" for a process found asleep (sampler.cc), which then
-// also has "wchan": what it waits for (wait_name() below). The first address of a sample is the
-// interrupted pc and is looked up as is; every other one is a return address and is looked
-// up at address - 1, so a call that is the last instruction of a function is charged to
-// that function, not the next.
+// name), "hart", "mode", "late", "irqoff" and "kernel" are extras. "mode" is "user" or
+// "kernel" where a running process was caught, or "wait" for a process found asleep
+// (sampler.cc), which then also has "wchan": what it waits for (wait_name() below). "late"
+// is how many microseconds after its deadline the sample was taken; "irqoff":true, present
+// only when so, says the sampling interrupt had been held off by disabled interrupts: the
+// sample shows where they came back on, not where the time went (skid: profiler.h). The
+// first address of a sample is the interrupted pc and is looked up as is; every other one
+// is a return address and is looked up at address - 1, so a call that is the last
+// instruction of a function is charged to that function, not the next.
 //
 // One opening, one document: the samples a document holds are fixed at the first read of
 // an opening, as the number committed then (kept in the open file's dev_state, with the
@@ -122,7 +125,9 @@ constexpr size_t HEADER_MAX =
 constexpr size_t FRAME_MAX = json::literal_len(",{\"address\":") + json::NUMBER_MAX +
                              json::literal_len(",\"symbol\":") + json::string_max(NAME_MAX - 1) +
                              json::literal_len(",\"kernel\":false}");
-constexpr size_t SAMPLE_MAX = HEADER_MAX + MAX_FRAMES * FRAME_MAX + json::literal_len("]}");
+constexpr size_t TRAILER_MAX = json::literal_len("]") + json::literal_len(",\"late\":") +
+                               json::NUMBER_MAX + json::literal_len(",\"irqoff\":true}");
+constexpr size_t SAMPLE_MAX = HEADER_MAX + MAX_FRAMES * FRAME_MAX + TRAILER_MAX;
 constexpr u32 PIECE_MAX = 33 * 1024;
 static_assert(PIECE_MAX >= SAMPLE_MAX, "a sample with the longest names must fit its piece");
 // A piece takes samples while it holds less than this, so that a read copies out a few
@@ -261,6 +266,9 @@ u32 render_sample(const Sample &s, bool first, char *out) {
     w.verbatim(frame_text + f.at, f.len);
   }
   w.end_array();
+  // Skid (profiler.h, Sample::late): how late, and "irqoff" only when it had been held off.
+  w.key("late").number(s.late & LATE_MAX_US);
+  if (s.late & LATE_IRQOFF) w.key("irqoff").boolean(true);
   w.end_object();
   if (w.overflow()) panic("render_sample: a sample outgrew its %u-byte piece", PIECE_MAX);
   return static_cast<u32>(w.size());

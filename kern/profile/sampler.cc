@@ -52,6 +52,11 @@
 // system call, where no lock is held, turn them on again), so the timer trap never arrives on
 // a hart that holds one, and the sweep holds this one lock only, waiting for nothing while
 // it does.
+//
+// Each sample also says how late it was taken (Sample::late, profiler.h): tick() notes the
+// deadline before the clock moves it on, and timer_interrupt() says whether the interrupt
+// had waited for interrupts to come back on (Cpu::held_off(): pop_off(), usertrap() and
+// the return to user mode each leave sip in Cpu::held just before they turn them on).
 
 #include "profile/profiler.h"
 
@@ -89,6 +94,15 @@ constinit volatile u64 period = TIMEBASE_HZ / PROF_DEFAULT_HZ;
 constinit volatile u32 hz = PROF_DEFAULT_HZ;
 
 constexpr u64 tag(u32 gen, u32 index) { return (u64(gen) << 32) | (u64(index) + 1); }
+
+// Sample::late for a sample taken `ticks` of the `time` clock after its deadline (a clock
+// that sampled before it would show as LATE_MAX_US), with `held` (LATE_IRQOFF or 0).
+// (u64 throughout: a narrower argument would cost an extension in the trap.)
+constexpr u64 late_mark(u64 ticks, u64 held) {
+  u64 us = ticks / (TIMEBASE_HZ / 1'000'000);
+  return (us < LATE_MAX_US ? us : LATE_MAX_US) | held;
+}
+static_assert(late_mark(25, 0) == 2 && late_mark(~0ull, LATE_IRQOFF) == 0xffff);
 
 // LAB sample/walk BEGIN: read user words through the page table, labs/sample/README.md task 2
 // Reads a process's user memory through its page table: a word is readable only if its
@@ -247,7 +261,7 @@ namespace {
 }  // namespace
 // LAB sample/record END
 
-void record(Proc *p, KernelFrame *kf, u64 now) {
+void record(Proc *p, KernelFrame *kf, u64 now, u64 late) {
   // LAB sample/record BEGIN: claim a slot, fill it, commit it; labs/sample/README.md task 3
   int hart = cpuid();
   inside[hart] = true;
@@ -270,6 +284,7 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
   s.image = p->prof.image;
   s.time = now;  // converted to microseconds when rendered
   s.hart = static_cast<u16>(hart);
+  s.late = static_cast<u16>(late);
   if (kf != nullptr) {
     s.mode = Mode::Kernel;
     finish_kernel(s, p, kf, tag(gen, index), hart);
@@ -282,17 +297,18 @@ void record(Proc *p, KernelFrame *kf, u64 now) {
     finish(s, p, 0, tag(gen, index), hart);
   }
   // LAB sample/record STARTER
-  // (void)p, (void)kf, (void)now;
+  // (void)p, (void)kf, (void)now, (void)late;
   // LAB sample/record END
 }
 
-void tick(KernelFrame *kf, u64 now) {
+void tick(KernelFrame *kf, u64 now, u64 held) {
   // What a sample costs, for /proc/profstat: the instructions from here to the end of
   // record(), so that everything the lab's regions do for a sample (the clock above record(),
   // the record and the walks in it) is inside the measured stretch. Under QEMU's -icount the
   // instret counter counts instructions exactly.
   u64 start = riscv::r_instret();
   Cpu *c = mycpu();
+  u64 deadline = c->next_sample;  // before the clock below moves it on: how late is this?
   Proc *p = c->proc;
   bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
   if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
@@ -323,13 +339,13 @@ void tick(KernelFrame *kf, u64 now) {
   // (void)wanted;
   // bool sampled = false;
   // LAB sample/clock END
-  if (sampled) take(p, kf, now, start);
+  if (sampled) take(p, kf, now, start, late_mark(now - deadline, held));
   // After take(): an on-CPU sample's measured cost does not include the sweep.
   sweep_waits(now, p);
 }
 
 namespace {
-void sweep(u64 now, bool all);
+void sweep(u64 now, bool all, u64 late);
 }  // namespace
 
 void sweep_waits(u64 now, Proc *running) {
@@ -349,14 +365,15 @@ void sweep_waits(u64 now, Proc *running) {
   // If the one profiled process is the one running here, no profiled process is asleep.
   bool all = all_mode;
   if (!all && nprofiled == 1 && running != nullptr && running->prof.profiled) return;
-  sweep(now, all);
+  // A wait sample is late by the sweep's delay past its deadline (none for the first).
+  sweep(now, all, late_mark(due == 0 ? 0 : now - due, 0));
 }
 
 namespace {
 
 // The scan of a sweep, out of line: sweep_waits() returns early on most ticks, and should not
 // pay for the registers of this loop.
-[[gnu::noinline]] void sweep(u64 now, bool all) {
+[[gnu::noinline]] void sweep(u64 now, bool all, u64 late) {
   // Outside all mode the scan ends at the last profiled process: the sweep then costs the
   // running process's trap a few instructions a slot up to there, not the whole table.
   int left = all ? NPROC : nprofiled;
@@ -369,7 +386,7 @@ namespace {
     u64 start = riscv::r_instret();
     SpinGuard g(p.lock);
     if (p.state != ProcState::Sleeping || !(all || p.prof.profiled)) continue;
-    record(&p, nullptr, now);
+    record(&p, nullptr, now, late);
     u64 spent = riscv::r_instret() - start;
     __atomic_fetch_add(&wait_insns, spent, __ATOMIC_RELAXED);
     __atomic_fetch_add(&wait_samples, 1ull, __ATOMIC_RELAXED);
@@ -378,8 +395,8 @@ namespace {
 
 }  // namespace
 
-void take(Proc *p, KernelFrame *kf, u64 now, u64 start) {
-  record(p, kf, now);
+void take(Proc *p, KernelFrame *kf, u64 now, u64 start, u64 late) {
+  record(p, kf, now, late);
   u64 spent = riscv::r_instret() - start;
   __atomic_fetch_add(&cost_insns, spent, __ATOMIC_RELAXED);
   __atomic_fetch_add(&cost_samples, 1ull, __ATOMIC_RELAXED);

@@ -101,6 +101,8 @@ void timer_rearm() {
 bool timer_interrupt(KernelFrame *kf) {
   u64 now = riscv::r_time();
   Cpu *c = mycpu();
+  // Taken late, where interrupts came back on? The sampler marks its sample so.
+  u64 held = c->held_off(riscv::SIP_STIP) ? prof::LATE_IRQOFF : 0;
   if (cpuid() == tick_hart && now >= next_tick) {
     SpinGuard g(tickslock);
     while (now >= next_tick) {
@@ -109,7 +111,7 @@ bool timer_interrupt(KernelFrame *kf) {
     }
     wakeup(const_cast<u64 *>(&ticks));
   }
-  prof::tick(kf, now);
+  prof::tick(kf, now, held);
   bool preempt = false;
   if (now >= c->next_quantum) {
     c->next_quantum = now + QUANTUM;

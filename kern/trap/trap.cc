@@ -94,7 +94,9 @@ extern "C" void usertrap() {
   CSR_WRITE(stvec, reinterpret_cast<u64>(kernelvec));
   if (panicked) freeze();
 
-  Proc *p = mycpu()->proc;  // interrupts are off: this hart cannot change under us
+  Cpu *c = mycpu();  // interrupts are off: this hart cannot change under us
+  Proc *p = c->proc;
+  c->held = p->trapframe->held;  // an interrupt taken at once on return to user was held off
   p->trapframe->epc = CSR_READ(sepc);
   u64 scause = CSR_READ(scause);
   Intr what = Intr::Handled;
@@ -103,7 +105,9 @@ extern "C" void usertrap() {
     if (killed(p)) exit(-1);
     p->trapframe->epc += 4;  // return to the instruction after ecall
     // Interrupts were turned off by the trap; system calls may take long, so turn them on
-    // now that sepc/sstatus/scause are saved.
+    // now that sepc/sstatus/scause are saved. One pending since the ecall was held off
+    // (Cpu::held).
+    c->held = CSR_READ(sip);
     riscv::intr_on();
     syscall();
   } else {

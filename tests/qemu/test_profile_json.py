@@ -102,6 +102,8 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
         pid, data = profile_pnames(m, export_image, 40, 2)
         m.assert_no_failures()
     samples = pc.parse_profile(data.decode("ascii"))
+    schema = pc.schema_problems(samples)  # the skid fields too, beside the longest names
+    assert not schema, "\n".join(schema[:10])
     mine = pc.of_pid(samples, pid)
     assert len(mine) >= 5, f"expected samples of pnames (pid {pid}), got {len(mine)}"
     problems = name_problems(samples, pid, long_names)

@@ -1,6 +1,7 @@
 """Regenerate the real profiles in tests/tools/data/ by booting tern and profiling in it.
 
-    PYTHONPATH=tools /usr/bin/python3 tests/tools/capture_fixtures.py     (after `make all`)
+    PYTHONPATH=tools /usr/bin/python3 tests/tools/capture_fixtures.py [spin|mixed|bytewise]...
+                                                      (after `make all`; all three by default)
 
 The profiles are read over the console with `cat /proc/profile`, the same way a student
 would copy one by hand, so this works even on a kernel without the export disk. They are
@@ -11,6 +12,9 @@ stay reviewable:
                  main -> outer -> middle -> hot, a few samples in system calls.
     mixed.json   `profile all on` at 100 Hz while `spin 2 & psys 2` run: several processes
                  (the shell, spin, psys), kernel stacks with demangled C++ names.
+    bytewise.json  `profile run bytewise 32` at 10,000 Hz on one hart under -icount, copied
+                 out through the export disk, its first BYTEWISE_KEPT samples: skid, about
+                 half of them held off by disabled interrupts ("irqoff", "late").
 
 Both change from run to run (sampling is timing); the tests check relations that hold for
 any run, never exact counts from these files.
@@ -27,6 +31,7 @@ DATA = Path(__file__).resolve().parent / "data"
 from tern.machine import Machine
 
 CAT_TIMEOUT = 300
+BYTEWISE_KEPT = 120
 
 
 def save(name: str, text: str) -> None:
@@ -58,7 +63,31 @@ def capture_mixed() -> None:
         save("mixed", m.run("cat /proc/profile", timeout=CAT_TIMEOUT))
 
 
+def capture_bytewise(tmp: Path) -> None:
+    from tern import export_disk
+    from tern.bench import icount
+    image = tmp / "export.img"
+    with Machine(1, name="capture-bytewise",
+                 extra_args=icount.ICOUNT_ARGS + export_disk.drive_args(image)) as m:
+        m.boot()
+        m.run("profile clear")
+        m.run("profile rate 10000")
+        print(m.run("profile run bytewise 32", timeout=300))
+        samples = json.loads(export_disk.copy_out(m, image, "/proc/profile"))
+    kept = [s for s in samples if s.get("comm") == "bytewise"][:BYTEWISE_KEPT]
+    save("bytewise", "[\n" + ",\n".join(json.dumps(s, separators=(",", ":")) for s in kept)
+         + "\n]\n")
+
+
 if __name__ == "__main__":
+    import sys
+    import tempfile
     DATA.mkdir(exist_ok=True)
-    capture_spin()
-    capture_mixed()
+    which = sys.argv[1:] or ["spin", "mixed", "bytewise"]
+    if "spin" in which:
+        capture_spin()
+    if "mixed" in which:
+        capture_mixed()
+    if "bytewise" in which:
+        with tempfile.TemporaryDirectory() as tmp:
+            capture_bytewise(Path(tmp))

@@ -17,10 +17,13 @@ tests need is installed.
 The profiles used come in four kinds: data/spin.json, a real profile of `profile run
 spin 2` at 200 Hz copied from the console; data/mixed.json, `profile all on` while spin and
 psys ran together at 100 Hz; data/waits.json, 80 consecutive samples of `profile run psys 2`
-at 1000 Hz on three harts, most of them wait samples ("mode":"wait", "wchan":"disk"); and
-synthetic ones (profile_synth.py) that reach corners a short real run does not. The exports'
-tests (export_profile) take data/waits.json too, and the `profconv` fixture converts every
-sample (`--cpu both`), so that each output can be checked against the whole JSON.
+at 1000 Hz on three harts, most of them wait samples ("mode":"wait", "wchan":"disk");
+data/bytewise.json, the first samples of `profile run bytewise 32` at 10,000 Hz on one hart
+under -icount (tests/qemu/test_profile_skid.py's run), half of them held off by disabled
+interrupts ("irqoff"); and synthetic ones (profile_synth.py) that reach corners a short real
+run does not. The exports' tests (export_profile) take data/waits.json too, and the
+`profconv` fixture converts every sample (`--cpu both`), so that each output can be checked
+against the whole JSON.
 """
 
 from __future__ import annotations
@@ -60,6 +63,11 @@ def spin_path() -> Path:
 @pytest.fixture
 def mixed_path() -> Path:
     return DATA / "mixed.json"
+
+
+@pytest.fixture
+def bytewise_path() -> Path:
+    return DATA / "bytewise.json"
 
 
 @pytest.fixture

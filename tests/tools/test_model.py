@@ -129,3 +129,33 @@ def test_period_of_a_process_that_sleeps() -> None:
         samples.append(f'{{"pid":3,"timestamp":{t},"hart":0,"samples":[]}}')
     p = model.loads("[" + ",".join(samples) + "]")
     assert abs(p.period_us() - 1000) <= 30
+
+
+SKID = ('[{"pid":5,"timestamp":10,"mode":"kernel","samples":[{"address":2147483700,'
+        '"symbol":"pop_off()","kernel":true}],"late":901,"irqoff":true},'
+        '{"pid":5,"timestamp":110,"mode":"user","samples":[{"address":4096,"symbol":"spin_to",'
+        '"kernel":false}],"late":0},'
+        '{"pid":5,"timestamp":210,"mode":"user","samples":[{"address":4096,"symbol":"spin_to",'
+        '"kernel":false}]}]')
+
+
+def test_skid_fields_are_read() -> None:
+    """"late" and "irqoff" (kern/profile/report.cc) are read; a profile of an older kernel,
+    without them, reads as on time."""
+    p = model.loads(SKID)
+    assert [(s.late, s.irqoff) for s in p.samples] == [(901, True), (0, False), (0, False)]
+    held = p.held_off(True)
+    assert [s.timestamp for s in held.samples] == [10]
+    assert [s.timestamp for s in p.held_off(False).samples] == [110, 210]
+    assert p.held_off(None) is p
+
+
+@pytest.mark.parametrize("field, message", [
+    ('"late":-1', '"late" should be a whole number'),
+    ('"late":"x"', '"late" should be a whole number'),
+    ('"irqoff":1', '"irqoff" should be true or false'),
+    ('"irqoff":"yes"', '"irqoff" should be true or false'),
+])
+def test_bad_skid_fields_are_named(field: str, message: str) -> None:
+    with pytest.raises(model.ProfileError, match=message):
+        model.loads('[{"pid":1,"timestamp":1,"samples":[],' + field + "}]")

@@ -118,3 +118,49 @@ def test_help_tells_the_truth(profconv: Callable, any_profile: Path) -> None:
                            + "$") for e in examples]
     for first in firsts:
         assert any(p.match(first) for p in patterns), (first, examples)
+
+
+def function_rows(top_text: str) -> list[str]:
+    """The function column of `top`'s rows, most self samples first."""
+    return [line.split("%  ", 2)[-1] for line in top_text.splitlines()[1:-1]]
+
+
+def test_late_and_on_time(bytewise_path: Path, profconv: Callable) -> None:
+    """--late keeps the samples held off by disabled interrupts, the skid at pop_off and
+    usertrap; --on-time the others; top says on standard error how many were late."""
+    samples = raw_samples(bytewise_path)
+    held = [s for s in samples if s.get("irqoff")]
+    assert 0 < len(held) < len(samples)
+    whole = profconv("top", bytewise_path, "--no-source")
+    assert whole.returncode == 0, whole.stderr
+    assert f"{len(held)} of {len(samples)} samples".encode() in whole.stderr
+    assert b"--late" in whole.stderr
+
+    late = profconv("top", bytewise_path, "--no-source", "--late", "-n", "0")
+    assert late.returncode == 0, late.stderr
+    text = late.stdout.decode()
+    assert text.endswith(f"{len(held)} samples from 1 process\n"), text
+    rows = function_rows(text)
+    assert rows[0] == "[k] pop_off()", text
+    assert set(rows[:2]) <= {"[k] pop_off()", "[k] usertrap"}, text
+
+    on_time = profconv("top", bytewise_path, "--no-source", "--on-time", "-n", "0")
+    assert on_time.returncode == 0, on_time.stderr
+    text = on_time.stdout.decode()
+    assert text.endswith(f"{len(samples) - len(held)} samples from 1 process\n"), text
+    assert "[k] usertrap" not in function_rows(text)[:3], text
+
+    # The filter applies to every format: the folded stacks of --late are the held ones.
+    folded = profconv("folded", bytewise_path, "--late").stdout.decode()
+    assert sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines()) == len(held)
+
+
+@pytest.mark.parametrize("args, code, message", [
+    (("top", "{bytewise}", "--late", "--on-time"), 2, b"not allowed with"),
+    (("top", "{spin}", "--late"), 1, b"no late"),
+])
+def test_late_errors(args: tuple, code: int, message: bytes, spin_path: Path,
+                     bytewise_path: Path, profconv: Callable) -> None:
+    result = profconv(*(a.format(spin=spin_path, bytewise=bytewise_path) for a in args))
+    assert result.returncode == code, result.stderr
+    assert message in result.stderr and b"Traceback" not in result.stderr

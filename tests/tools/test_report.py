@@ -81,6 +81,16 @@ def test_timeline_rows(mixed_path: Path, report: Callable) -> None:
     assert {"user", "kernel"} <= kinds, "user and kernel samples are drawn in two colours"
 
 
+def test_summary_counts_the_late_samples(bytewise_path: Path, spin_path: Path,
+                                         report: Callable) -> None:
+    """The summary says how many samples were held off by disabled interrupts (skid), and
+    says nothing of it for a profile without them."""
+    held = sum(1 for s in raw_samples(bytewise_path) if s.get("irqoff"))
+    text = " ".join(unescape(report(bytewise_path).read_text(encoding="utf-8")).split())
+    assert f"{held} samples (" in text and "taken late" in text and "--late" in text
+    assert "taken late" not in report(spin_path).read_text(encoding="utf-8")
+
+
 # --- In the browser --------------------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ The tests in test_profile.py copy /proc/profile out over the console and check i
   and why when the text is not valid JSON.
 * `schema_problems` checks the shape every sample must have (keys, types, kernel frames
   before user frames, a user-mode sample has no kernel frames, a wait sample names what it
-  waits for).
+  waits for, "late" in range).
 * `comm_problems`, `hart_problems` and `timestamp_problems` check what the fields hold:
   the program's name, a hart that exists (and more than one when several processes ran
   at once), and microseconds that step by the sampling period.
@@ -39,6 +39,7 @@ KERNEL_BASE = 0x8000_0000  # user addresses are below this; the kernel's are abo
 MAX_FRAMES = 32  # kern/profile/profiler.h: frames recorded per sample, kernel and user
 # What a wait sample ("mode":"wait") may wait for: kern/profile/report.cc, WAIT_KINDS.
 WCHANS = ("disk", "pipe", "sleep", "wait", "console", "sleeplock", "other")
+LATE_MAX_US = 0x7FFF  # kern/profile/profiler.h: "late" saturates here
 
 Sample = dict[str, Any]
 Frame = dict[str, Any]
@@ -137,6 +138,13 @@ def schema_problems(samples: list[Sample]) -> list[str]:
             problems.append(f"{where}: \"wchan\" belongs to wait samples, and only to them")
         elif s["mode"] == "wait" and s["wchan"] not in WCHANS:
             problems.append(f"{where}: wchan {s['wchan']!r} is not one of {WCHANS}")
+        # Skid (kern/profile/profiler.h): microseconds late, and a mark present only if set.
+        late = s.get("late")
+        if type(late) is not int or not 0 <= late <= LATE_MAX_US:
+            problems.append(f"{where}: \"late\" should be 0..{LATE_MAX_US} microseconds, not "
+                            f"{late!r}")
+        if "irqoff" in s and s["irqoff"] is not True:
+            problems.append(f"{where}: \"irqoff\" is present only as true, not {s['irqoff']!r}")
         frames = s["samples"]
         if not frames:
             problems.append(f"{where}: no frames at all (the pc is always recorded)")

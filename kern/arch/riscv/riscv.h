@@ -30,6 +30,7 @@ inline constexpr u64 SIE_STIE = 1ull << 5;     // timer
 inline constexpr u64 SIE_SEIE = 1ull << 9;     // external
 inline constexpr u64 SIE_LCOFIE = 1ull << 13;  // local counter overflow (Sscofpmf)
 inline constexpr u64 SIP_LCOFIP = SIE_LCOFIE;  // its pending bit, which S-mode clears
+inline constexpr u64 SIP_STIP = SIE_STIE;      // the timer's pending bit
 
 // scause values.
 inline constexpr u64 SCAUSE_INTERRUPT = 1ull << 63;

@@ -105,5 +105,12 @@ userret:
         ld      t4, TF(t4)(a0)
         ld      t5, TF(t5)(a0)
         ld      t6, TF(t6)(a0)
+        # The interrupts pending now are taken at the first user instruction, held off
+        # since usertrapret turned interrupts off: note them for usertrap (Cpu::held).
+        # sscratch is free until uservec parks a0 in it.
+        csrw    sscratch, t0
+        csrr    t0, sip
+        sd      t0, TF(held)(a0)
+        csrr    t0, sscratch
         ld      a0, TF(a0)(a0)
         sret

@@ -20,6 +20,12 @@ Source lines (top, pprof, html) come from the DWARF line tables of the binaries 
 (--build DIR names another folder), when those are the binaries that were profiled
 (lines.py checks); --no-source leaves them out.
 
+Skid: a sample whose timer interrupt had been held off by disabled interrupts ("irqoff")
+shows where they came back on (pop_off, usertrap, the return to user mode), not where the
+time went. --late keeps only those samples, to see which locks and which system calls hid
+the time (the frames below pop_off name them); --on-time keeps the others, a profile without
+the skid. Every format takes them.
+
 The output goes to standard output unless -o names a file.
 """
 
@@ -98,6 +104,19 @@ def read_profile(path: str) -> model.Profile:
         raise model.ProfileError(f"{path}: {err}") from None
 
 
+def held_note(profile: model.Profile) -> Optional[str]:
+    """How many samples were held off by disabled interrupts, and how to see them; None if
+    none were (or the kernel does not say)."""
+    held = sum(1 for s in profile.samples if s.irqoff)
+    if not held:
+        return None
+    n = len(profile.samples)
+    return (f"{held} of {n} samples ({100.0 * held / n:.0f}%) were taken late, their interrupt "
+            f"held off by disabled interrupts: they show where interrupts came back on "
+            f"(pop_off, usertrap), not where the time went; --late lists only them, "
+            f"--on-time the rest")
+
+
 def sources(profile: model.Profile, args: argparse.Namespace) -> Optional[lines.Sources]:
     """The source lines of the profile's frames, for the formats that show them (None with
     --no-source). Why some are missing is said on standard error."""
@@ -155,6 +174,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="OUT", help="write here instead of standard output")
     p.add_argument("--pid", action="append", metavar="PID",
                    help="keep only these processes (repeat it, or separate pids by commas)")
+    held = p.add_mutually_exclusive_group()
+    held.add_argument("--late", dest="held", action="store_const", const=True,
+                      help="keep only the samples taken late because interrupts were off "
+                      "(\"irqoff\": the skid at pop_off, usertrap and the return to user mode)")
+    held.add_argument("--on-time", dest="held", action="store_const", const=False,
+                      help="keep only the samples not held off by disabled interrupts")
     p.add_argument("--name", action="append", metavar="PID=NAME",
                    help="name a process, instead of the name the profile gives it (or "
                    "where it gives none: profiles of older kernels)")
@@ -200,6 +225,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if pids is not None and not profile.samples:
         print(f"profconv: no samples of pid {', '.join(map(str, pids))} in {args.profile}",
               file=sys.stderr)
+        return 1
+    if args.format == "top" and args.held is None:
+        note = held_note(profile)
+        if note:
+            print(f"profconv: {note}", file=sys.stderr)
+    profile = profile.held_off(args.held)
+    if args.held is not None and not profile.samples:
+        which = "late (\"irqoff\")" if args.held else "on-time"
+        print(f"profconv: no {which} samples in {args.profile}", file=sys.stderr)
         return 1
     out = convert(args.format, profile, args)
     if args.output and args.output != "-":

@@ -14,6 +14,11 @@ to sleep. Profile.of_cpu keeps the on-CPU samples, the wait samples, or both.
 the sample, innermost frame first; when the process was inside the kernel (a system call,
 a page fault) the kernel's frames come first and the user frames that led there follow.
 
+Skid: "late" says how many microseconds after its deadline the sample was taken, and
+"irqoff": true that its interrupt had been held off by disabled interrupts, so the sample
+shows where they came back on (pop_off, usertrap, the return to user mode) rather than
+where the time went. Older kernels write neither: such samples read as on time.
+
 Every converter in this package wants the opposite order, outermost caller first, so that
 is what Sample.stack() gives. Each frame also has a *label*, the name a report shows:
 kernel functions carry a " [k]" suffix, so a kernel `sleep` and a user `sleep` stay apart
@@ -67,6 +72,8 @@ class Sample:
     # its exec a new process runs its parent's program; Profile.names keeps the last one.
     comm: str = ""
     wchan: str = ""  # what a wait sample waited for, "" for the others
+    late: int = 0  # microseconds after its deadline ("late")
+    irqoff: bool = False  # held off by disabled interrupts ("irqoff"): skid
 
     @property
     def waiting(self) -> bool:
@@ -112,6 +119,14 @@ class Profile:
             return self
         off = which == "off"
         return Profile([s for s in self.samples if s.waiting == off], dict(self.names),
+                       self.end_time)
+
+    def held_off(self, held: Optional[bool]) -> "Profile":
+        """The samples whose interrupt had been held off (True), the others (False), or all
+        of them (None)."""
+        if held is None:
+            return self
+        return Profile([s for s in self.samples if s.irqoff == held], dict(self.names),
                        self.end_time)
 
     def process_name(self, pid: int) -> str:
@@ -239,8 +254,12 @@ def _sample(index: int, item: Any, frames: Dict[Tuple[int, str, bool], Frame]) -
     if mode == "wait" and not (isinstance(wchan, str) and wchan):
         raise ProfileError(f"{where}: a wait sample should say what it waits for (\"wchan\")")
     comm = item.get("comm")
+    late = _whole(where, "late", item.get("late", 0))
+    irqoff = item.get("irqoff", False)
+    if type(irqoff) is not bool:
+        raise ProfileError(f"{where}: \"irqoff\" should be true or false, not {irqoff!r}")
     return Sample(pid, tid, timestamp, hart, mode, stack, comm if isinstance(comm, str) else "",
-                  wchan if mode == "wait" else "")
+                  wchan if mode == "wait" else "", late, irqoff)
 
 
 def _frame(sample: int, index: int, item: Any,

@@ -31,6 +31,7 @@ the picture of svg.py, to be read from the back of a lecture room.
 from __future__ import annotations
 
 import json
+import statistics
 from html import escape
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -67,6 +68,13 @@ def summary(profile: Profile) -> str:
     period = profile.period_us()
     if period:
         text += f" Samples came about every {period / 1000:.1f} ms on each hart."
+    held = [s for s in profile.samples if s.irqoff]
+    if held:
+        text += (f" {len(held)} samples ({100.0 * len(held) / n:.1f}%) were taken late, a median "
+                 f"{statistics.median(s.late for s in held):g} us after their deadline, "
+                 f"because interrupts were off: they sit where interrupts came back on "
+                 f"(pop_off, usertrap), not where the time went (profconv --late shows "
+                 f"only them, --on-time the rest).")
     return text
 
 
