@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from typing import Callable
 
 import pytest
 
-from samples import PROFCONV, raw_samples
+from samples import DATA, PROFCONV, raw_samples
 
 FORMATS = ("top", "folded", "speedscope", "perf", "pprof", "svg", "html")
 
@@ -153,6 +154,24 @@ def test_late_and_on_time(bytewise_path: Path, profconv: Callable) -> None:
     # The filter applies to every format: the folded stacks of --late are the held ones.
     folded = profconv("folded", bytewise_path, "--late").stdout.decode()
     assert sum(int(line.rsplit(" ", 1)[1]) for line in folded.splitlines()) == len(held)
+
+
+def test_late_counts_what_the_cpu_choice_shows(bytewise_path: Path, tmp_path: Path,
+                                               profconv: Callable) -> None:
+    """With wait samples in the profile, the late note and --late count the samples that
+    --cpu keeps, not the whole file."""
+    on_cpu = raw_samples(bytewise_path)
+    waits = json.loads((DATA / "waits.json").read_text())
+    waits = [w for w in waits if w.get("mode") == "wait"]
+    assert waits and not any(w.get("irqoff") for w in waits)
+    merged = tmp_path / "merged.json"
+    merged.write_text(json.dumps(on_cpu + waits))
+    held = sum(1 for s in on_cpu if s.get("irqoff"))
+    result = profconv("top", merged, "--no-source", "--cpu", "on")
+    assert result.returncode == 0, result.stderr
+    assert f"{held} of {len(on_cpu)} samples".encode() in result.stderr, result.stderr
+    none = profconv("top", merged, "--no-source", "--cpu", "off", "--late")
+    assert none.returncode == 1 and b"no late" in none.stderr, (none.stdout, none.stderr)
 
 
 @pytest.mark.parametrize("args, code, message", [
