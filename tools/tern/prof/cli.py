@@ -226,6 +226,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"profconv: no samples of pid {', '.join(map(str, pids))} in {args.profile}",
               file=sys.stderr)
         return 1
+    # The CPU's samples, the waits or both first: the notes and filters below count what
+    # the output shows (convert() applies it again, to no effect).
+    profile = profile.of_cpu(args.cpu)
     if args.format == "top" and args.held is None:
         note = held_note(profile)
         if note:
