@@ -39,8 +39,9 @@ struct Cpu {
   int noff = 0;                 // Depth of push_off() nesting.
   bool intena = false;          // Were interrupts enabled before push_off()?
   // The interrupts pending (sip) when this hart last turned interrupts back on: in
-  // pop_off(), in usertrap() for a system call, or at the return to user mode (userret
-  // notes them in the trapframe, usertrap() copies them here). One pending then is taken
+  // pop_off(), in usertrap() for a system call, at the end of a kernel trap (kerneltrap()
+  // before its sret), or at the return to user mode (userret notes them in the trapframe,
+  // usertrap() copies them here). One pending then is taken
   // at once, at that very place, late: it had been held off. The profiler marks such
   // samples (kern/profile/profiler.h, Sample::late).
   u64 held = 0;

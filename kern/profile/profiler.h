@@ -68,8 +68,9 @@ struct Sample {
 static_assert(sizeof(Sample) == 40 + 8 * MAX_FRAMES);
 
 // Skid: a sampling interrupt that comes due while interrupts are off on the hart (under a
-// spinlock, or between an ecall and usertrap turning them on) waits, and is taken where
-// they come back on: at pop_off(), in usertrap(), at the return to user mode. Each sample
+// spinlock, between an ecall and usertrap turning them on, or in another interrupt's
+// handler) waits, and is taken where they come back on: at pop_off(), in usertrap(), at
+// the end of a kernel trap, at the return to user mode. Each sample
 // says how late it was. Sample::late holds the microseconds between the deadline and the
 // trap, at most LATE_MAX_US, and LATE_IRQOFF when the interrupt had been held off: it was
 // already pending when interrupts came back on (Cpu::held_off, kern/proc/proc.h).

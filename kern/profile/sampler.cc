@@ -55,8 +55,9 @@
 //
 // Each sample also says how late it was taken (Sample::late, profiler.h): tick() notes the
 // deadline before the clock moves it on, and timer_interrupt() says whether the interrupt
-// had waited for interrupts to come back on (Cpu::held_off(): pop_off(), usertrap() and
-// the return to user mode each leave sip in Cpu::held just before they turn them on).
+// had waited for interrupts to come back on (Cpu::held_off(): pop_off(), usertrap(), the
+// end of kerneltrap() and the return to user mode each leave sip in Cpu::held just before
+// they turn them on).
 
 #include "profile/profiler.h"
 

@@ -175,4 +175,7 @@ extern "C" void kerneltrap(KernelFrame *kf) {
   // yield() may have let other traps run and change these.
   CSR_WRITE(sepc, sepc);
   CSR_WRITE(sstatus, sstatus);
+  // sret turns interrupts back on: one that came due during this trap is taken at once,
+  // held off (Cpu::held).
+  mycpu()->held = CSR_READ(sip);
 }
