@@ -19,8 +19,9 @@ struct ProfState {
   // The sampler's translation cache: the user page its last walk read, and the address of
   // the page-table entry that maps it (the entry is read afresh each time, so unmapping
   // needs no notice). Page-table pages live as long as the page table, so only replacing
-  // the page table (exec, freeproc) resets it. Used only by the sampler, in a timer trap on
-  // the hart running the process, and by reset().
+  // the page table (exec, freeproc) resets it. Used only by the sampler, with the process
+  // unable to run meanwhile: in a timer trap on the hart running it, or by the wait sweep
+  // on any hart while it is asleep and the sweep holds p->lock; and by reset().
   u64 walk_page = ~0ull;
   pte_t *walk_pte = nullptr;
 

@@ -101,10 +101,12 @@ class Stopwatch {
 // The instructions all harts have spent idle so far, from /proc/cpustat ("hart H idle N" a
 // line). While a process waits for the disk its hart is idle, and under -icount with
 // sleep=off QEMU fills that with jumps of virtual time whose number depends on the host's
-// disk; the count less the idle part is the work alone. The file is opened before the
-// measurement, one descriptor a read (each read renders the file afresh from its offset 0):
-// opening it afterwards could wait for the disk itself, after the writes have pushed its
-// directory's blocks out of the buffer cache, and that wait would count as idle.
+// disk; the count less the idle part is the work alone. That holds with one hart (the bench
+// runs -smp 1): with more, another hart's idle stretch from before the first read could end,
+// and count, after it. The file is opened before the measurement, one descriptor a read
+// (each read renders the file afresh from its offset 0): opening it afterwards could wait
+// for the disk itself, after the writes have pushed its directory's blocks out of the
+// buffer cache, and that wait would count as idle.
 class IdleCounter {
  public:
   IdleCounter() {
