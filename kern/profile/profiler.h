@@ -90,7 +90,8 @@ bool active();
 void record(Proc *p, KernelFrame *kf, u64 now, u64 late);
 // The wait samples of one sampling period: record() for every profiled process that is
 // asleep. Called from tick(), with the process this hart runs (or null); runs on one hart a
-// period however many harts tick.
+// period however many harts tick. Only the timer clock sweeps: while the instruction clock
+// takes the samples (PROF_CLOCK), tick() returns first, and there are no wait samples.
 void sweep_waits(u64 now, Proc *running);
 // record(), with what it cost counted for /proc/profstat: how either clock takes a sample.
 // `start` is instret read at the caller's first line, so the cost counts the clock's own

@@ -68,7 +68,7 @@ struct WaitKind {
   const char *wait;
 };
 constexpr WaitKind WAIT_KINDS[] = {
-    {"Sleeplock::acquire", "sleeplock"},  // before disk: a buffer's lock is a sleep lock
+    {"Sleeplock::acquire", "sleeplock"},  // a buffer's lock, too: waiting for its holder
     {"virtio_disk_rw", "disk"},
     {"virtio_disk_rw_blocks", "disk"},
     {"piperead", "pipe"},

@@ -209,6 +209,8 @@ struct KernelReader {
 
 // The kernel chain of a sleeping process, from the context swtch() saved: ra is the return
 // into sched(), s0 sched()'s frame pointer. Bounded by that process's own kernel stack.
+// frames[0] is that return address, which the reader looks up as a pc (as it does the
+// first frame of every sample): right, since sched() has code after its call of swtch().
 // Caller holds p->lock, so the process stays asleep. (Maybe unused: the sample lab's starter
 // has no record() to call it yet.)
 [[maybe_unused]] __attribute__((noinline)) int walk_sleeping(Proc *p, u64 *out) {

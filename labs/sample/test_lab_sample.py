@@ -543,6 +543,9 @@ def clear_with_a_sample_in_flight() -> str | None:
             except GdbStubError:
                 return (f"pdeep was profiled at {MAX_HZ} Hz for 10 s, but no hart wrote to "
                         f"the first slot of the sample array (prof::samples[0])")
+            # pdeep never sleeps, so the writer is an on-CPU sample's record(), holding no
+            # lock: a wait sample's (the sweep holds the sleeper's p->lock) would leave the
+            # other hart spinning in the next wakeup().
             hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
             assert hit, f"the gdb stub stopped the guest for another reason: {stop!r}"
             stopped = int(hit.group(1), 16)
@@ -566,6 +569,9 @@ def clear_with_a_sample_in_flight() -> str | None:
             except GdbStubError:
                 return ("`pstatus profile clear` did not reach clear_samples() in 60 s while "
                         f"hart {stopped - 1} was stopped in record()")
+            hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
+            assert hit and int(hit.group(1), 16) == other, (
+                f"the guest should have stopped at clear_samples() on hart {other - 1}: {stop!r}")
             gdb.clear_breakpoint(entry)
             gdb.set_watchpoint(generation, 4)
             gdb.resume(other)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -256,3 +257,12 @@ def test_modules_are_looked_for_where_apt_puts_them(tmp_path: Path, path_has: se
     chosen = subprocess.run(["/bin/sh", str(ROOT / "tools" / "find-python")], env=env,
                             capture_output=True, text=True, timeout=60).stdout.strip()
     assert chosen == ("python3" if set(MODULES) <= path_has else str(system)), chosen
+
+
+def test_find_python_asks_for_the_tables_modules() -> None:
+    """tools/find-python's test of an interpreter names exactly the py: rows' modules, so that
+    the interpreter it picks is the one tools/deps found them in."""
+    text = (ROOT / "tools" / "find-python").read_text()
+    listed = re.search(r"for m in \(([^)]*)\)", text)
+    assert listed, "find-python's module list"
+    assert re.findall(r'"(\w+)"', listed.group(1)) == MODULES
