@@ -1,9 +1,9 @@
 // psys: a program that spends its time inside system calls, so that the profiler's samples
 // land in kernel mode.
 //
-//   psys [SECONDS]     run for SECONDS (2 by default), then print "psys: done"
+//   psys [SECONDS [KIB]]   run for SECONDS (2 by default), then print "psys: done"
 //
-// Each round writes a 64 KiB file in 4 KiB writes, reads it back, and then sends 4 KiB
+// Each round writes a file of KIB KiB (64 by default, 4 to 256) in 4 KiB writes, reads it back, and then sends 4 KiB
 // through a pipe to itself and reads it out again. All of that is copying between user and
 // kernel memory, walking the buffer cache and the file system: work done by the kernel on
 // this process's behalf, with this process's user stack frozen below it. A sample taken
@@ -20,7 +20,8 @@
 namespace {
 
 constexpr int CHUNK = 4096;
-constexpr int FILE_SIZE = 64 * 1024;
+constexpr int MAX_KIB = 256;  // the largest file tern allows is 268 KiB
+int file_size = 64 * 1024;
 constexpr const char *FILE = "psys.tmp";
 
 char buf[CHUNK];  // static: the user stack is only one page
@@ -35,7 +36,7 @@ __attribute__((noinline)) void fill_file() {
     fprintf(2, "psys: cannot create %s\n", FILE);
     exit(1);
   }
-  for (int done = 0; done < FILE_SIZE; done += CHUNK) {
+  for (int done = 0; done < file_size; done += CHUNK) {
     if (write(fd, buf, CHUNK) != CHUNK) {
       fprintf(2, "psys: write failed\n");
       exit(1);
@@ -53,8 +54,8 @@ __attribute__((noinline)) void read_file() {
   int total = 0, n;
   while ((n = read(fd, buf, CHUNK)) > 0) total += n;
   close(fd);
-  if (total != FILE_SIZE) {
-    fprintf(2, "psys: read %d bytes back, wrote %d\n", total, FILE_SIZE);
+  if (total != file_size) {
+    fprintf(2, "psys: read %d bytes back, wrote %d\n", total, file_size);
     exit(1);
   }
 }
@@ -74,7 +75,10 @@ __attribute__((noinline)) void pipe_round(int rfd, int wfd) {
 
 int main(int argc, char **argv) {
   int seconds = argc > 1 ? atoi(argv[1]) : 2;
-  if (argc > 2 || seconds < 0) usage_exit("psys [SECONDS]\n");
+  int kib = argc > 2 ? atoi(argv[2]) : 64;
+  if (argc > 3 || seconds < 0 || kib < 4 || kib > MAX_KIB || kib % 4 != 0)
+    usage_exit("psys [SECONDS [KIB]]   (KIB: 4 to %d, a multiple of 4)\n", MAX_KIB);
+  file_size = kib * 1024;
   for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
   int fds[2];
   if (pipe(fds) < 0) {
