@@ -3,9 +3,10 @@
 //
 //   psys [SECONDS [KIB]]   run for SECONDS (2 by default), then print "psys: done"
 //
-// Each round writes a file of KIB KiB (64 by default, 4 to 256) in 4 KiB writes, reads it back, and then sends 4 KiB
-// through a pipe to itself and reads it out again. All of that is copying between user and
-// kernel memory, walking the buffer cache and the file system: work done by the kernel on
+// Each round writes a file of KIB KiB (64 by default, 4 to 256) in 4 KiB writes, reads it
+// back, and then sends 4 KiB through a pipe to itself and reads it out again. All of that is
+// copying between user and kernel memory, walking the buffer cache and the file system:
+// work done by the kernel on
 // this process's behalf, with this process's user stack frozen below it. A sample taken
 // then shows the kernel chain (sys_write, sys_read and what they call) on top of the user
 // chain (the stub `write`, then fill_file or pipe_round, then main).
