@@ -568,7 +568,8 @@ def clear_with_a_sample_in_flight() -> str | None:
                 stop = gdb.wait_stop(60 * timeout_scale(), idle=lambda: m.pump(0.05))
             except GdbStubError:
                 return ("`pstatus profile clear` did not reach clear_samples() in 60 s while "
-                        f"hart {stopped - 1} was stopped in record()")
+                        f"hart {stopped - 1} was stopped in record(); the console's last "
+                        f"lines:\n{m.output[-800:]}")
             hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
             assert hit and int(hit.group(1), 16) == other, (
                 f"the guest should have stopped at clear_samples() on hart {other - 1}: {stop!r}")
