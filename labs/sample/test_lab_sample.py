@@ -532,6 +532,10 @@ def clear_with_a_sample_in_flight() -> str | None:
         m.boot()
         fresh_profile(m, MAX_HZ)
         pid = jobs.start_background(m, "pdeep 6 30")
+        # Never asleep from here on, so no wait sample of it (the sweep holds the sleeper's
+        # p->lock while it records one: a hart stopped there would leave the other spinning
+        # on that lock).
+        jobs.wait_past_exec(m, pid, "pdeep")
         with GdbStub(port) as gdb:
             gdb.drain()  # the guest stopped when the stub was connected
             gdb.set_watchpoint(slot, 8)
@@ -543,9 +547,8 @@ def clear_with_a_sample_in_flight() -> str | None:
             except GdbStubError:
                 return (f"pdeep was profiled at {MAX_HZ} Hz for 10 s, but no hart wrote to "
                         f"the first slot of the sample array (prof::samples[0])")
-            # pdeep never sleeps, so the writer is an on-CPU sample's record(), holding no
-            # lock: a wait sample's (the sweep holds the sleeper's p->lock) would leave the
-            # other hart spinning in the next wakeup().
+            # pdeep is past its exec and never sleeps, so the writer is an on-CPU sample's
+            # record(), holding no lock.
             hit = re.match(r"T05thread:(?:p[0-9a-f]+\.)?([0-9a-f]+);", stop)
             assert hit, f"the gdb stub stopped the guest for another reason: {stop!r}"
             stopped = int(hit.group(1), 16)

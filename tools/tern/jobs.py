@@ -28,6 +28,29 @@ def start_background(m: Machine, cmd: str) -> int:
     return int(match.group(1))
 
 
+def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> None:
+    """Wait until process `pid` runs `program` and is not asleep, as ^P (the console's list
+    of processes, procdump() in kern/proc/proc.cc) shows it. The shell announces a job when
+    it forks, so the job may still be reading its program from the disk: a test that needs
+    it on the CPU, never asleep, waits here first. The shell must be at a prompt; ^P does
+    not reach it, so it still is afterwards."""
+    line = re.compile(rf"^{pid} (\S+) +(\S+)\r?$", re.M)
+    deadline = time.monotonic() + timeout * timeout_scale()
+    while True:
+        start = len(m.output)
+        m.send("\x10")
+        m.at_prompt = True  # ^P lists processes on the console; the shell's line is untouched
+        found = m.expect(line, timeout=timeout)
+        if found.start() < start:
+            continue  # a list printed before this ^P
+        if found.group(1) in ("run", "runble") and found.group(2) == program:
+            return
+        if time.monotonic() > deadline:
+            raise MachineError(f"process {pid} is still {found.group(1)} {found.group(2)!r}, "
+                               f"not running {program}, {timeout:g} s after it started")
+        time.sleep(0.2)
+
+
 def is_gone(m: Machine, pid: int) -> bool:
     """Does `kill pid` say there is no such process?"""
     return "no such process" in m.run(f"kill {pid}")
