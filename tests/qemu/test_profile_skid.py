@@ -87,6 +87,15 @@ def describe(samples: list[pc.Sample], n: int = 5) -> str:
                        for s in samples[:n])
 
 
+def held_share(samples: list[pc.Sample], where: str, why: str) -> float:
+    """The share of `samples` marked "irqoff", which must be POP_OFF_HELD_SHARE or more."""
+    share = sum(map(held, samples)) / len(samples)
+    assert share >= POP_OFF_HELD_SHARE, (
+        f"only {share:.0%} of the {len(samples)} samples {where} are marked \"irqoff\": "
+        f"{why}:\n  {describe([s for s in samples if not held(s)])}")
+    return share
+
+
 def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     bytewise, stalled = profiles(tmp_path)
 
@@ -97,11 +106,8 @@ def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     assert len(at_pop_off) >= 20, (
         f"bytewise takes spinlocks on every read(): expected samples at pop_off, got "
         f"{len(at_pop_off)} of {len(mine)}")
-    share = sum(map(held, at_pop_off)) / len(at_pop_off)
-    assert share >= POP_OFF_HELD_SHARE, (
-        f"only {share:.0%} of the {len(at_pop_off)} samples at pop_off() are marked "
-        f"\"irqoff\": a sample there is the skid of a lock, taken when interrupts came back "
-        f"on:\n  {describe([s for s in at_pop_off if not held(s)])}")
+    share = held_share(at_pop_off, "at pop_off()", "a sample there is the skid of a lock, "
+                       "taken when interrupts came back on")
     elsewhere = [s for s in mine if held(s) and not at_enable_point(s)]
     assert not elsewhere, (
         f"{len(elsewhere)} samples marked \"irqoff\" away from where interrupts come back on "
@@ -112,12 +118,9 @@ def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     assert len(returned) >= 10, (
         f"expected samples in the stub `read`, where the way back from each read() is "
         f"charged, got {len(returned)}")
-    share_returned = sum(map(held, returned)) / len(returned)
-    assert share_returned >= POP_OFF_HELD_SHARE, (
-        f"only {share_returned:.0%} of the {len(returned)} samples in the stub `read` are "
-        f"marked \"irqoff\": a tick that comes due while the kernel returns to user mode "
-        f"is taken at the first user instruction:\n  "
-        f"{describe([s for s in returned if not held(s)])}")
+    share_returned = held_share(returned, "in the stub `read`", "a tick that comes due while "
+                                "the kernel returns to user mode is taken at the first user "
+                                "instruction")
     others = [s for s in mine if not at_enable_point(s)]
     assert others, "bytewise should have samples inside its system calls, not only at their edges"
     print(f"bytewise: {len(mine)} samples, {len(at_pop_off)} at pop_off ({share:.0%} held "
