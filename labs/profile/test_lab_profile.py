@@ -42,6 +42,9 @@ from tern.profile_props import (BOTTOM, DESCEND, document_problems, name_problem
                                 seed_from_env, symbol_bytes)
 
 SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
+# s: the wait for the few samples a test needs at its rate, hundreds of periods even on a
+# host that runs the guest a third of the time; a kernel that takes none fails after it.
+SAMPLES_WINDOW = 10
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
 CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
@@ -114,21 +117,30 @@ def switch(m: Machine, pid: int, on: bool) -> None:
         f"{out.strip()!r}); see task 1")
 
 
-def profile_background(m: Machine, cmd: str, seconds: float, min_samples: int = 0) -> int:
-    """Start `cmd &`, profile it for `seconds` (times GRADE_TIMEOUT_SCALE), and on until
-    /proc/profstat has recorded `min_samples` (a host too busy to run the guest gives fewer
-    samples a second: the count, not the time, is what a test needs), stop, kill it.
-    Returns its pid. `cmd` must run for longer than that."""
+def wait_for_samples(m: Machine, at_least: int, within: float = SAMPLES_WINDOW) -> int:
+    """Wait until /proc/profstat's `recorded:` reaches `at_least`, or `within` seconds (times
+    GRADE_TIMEOUT_SCALE) pass: the count it shows last. A test needs a number of samples,
+    not a time: a busy host runs the guest slower and gives fewer samples a second."""
+    deadline = time.monotonic() + within * timeout_scale()
+    while (recorded := int(profstat(m).get("recorded", "0"))) < at_least:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    return recorded
+
+
+def profile_background(m: Machine, cmd: str, min_samples: int) -> int:
+    """Start `cmd &` and profile it until /proc/profstat has recorded `min_samples` (within
+    SAMPLES_WINDOW seconds), then stop and kill it. Returns its pid. `cmd` must run for
+    longer than that."""
     with jobs.running(m, cmd) as pid:
         switch(m, pid, True)
-        time.sleep(seconds * timeout_scale())
-        deadline = time.monotonic() + SAMPLES_TIMEOUT * timeout_scale()
-        while int(profstat(m).get("recorded", "0")) < min_samples:
-            assert time.monotonic() < deadline, (
-                f"`{cmd}` was profiled for {SAMPLES_TIMEOUT} s, but /proc/profstat shows fewer "
-                f"than {min_samples} samples recorded")
-            time.sleep(0.2)
+        recorded = wait_for_samples(m, min_samples)
         switch(m, pid, False)
+    assert recorded >= min_samples, (
+        f"`{cmd}` was profiled for {SAMPLES_WINDOW * timeout_scale():.0f} s, but /proc/profstat "
+        f"shows {recorded} samples recorded, fewer than {min_samples}: the sampler takes "
+        f"samples of a process only if its Proc::profiled is set and prof::nprofiled counts it")
     return pid
 
 
@@ -196,7 +208,7 @@ def test_on_off_running_process(shared: Machine) -> None:
         profiling_after(shared, f"profile({pid}, PROF_ON, 0)", str(pid),
                         ": the call must mark the process as profiled (Proc::profiled, "
                         "counted in prof::nprofiled)")
-        time.sleep(1 * timeout_scale())
+        wait_for_samples(shared, 5)
         status, out = status_of(shared, f"profile {pid} off")
         assert status == 0, (
             f"profile({pid}, PROF_OFF, 0) returned -1 for a process being profiled; "
@@ -204,8 +216,8 @@ def test_on_off_running_process(shared: Machine) -> None:
         stat = profiling_after(shared, f"profile({pid}, PROF_OFF, 0)", "none")
     recorded = int(stat.get("recorded", "0"))
     assert recorded >= 5, (
-        f"spin ran for a second while profiled at 100 Hz, but only {recorded} samples were "
-        f"recorded: the sampler takes samples of a process only if its Proc::profiled is set "
+        f"spin ran for {SAMPLES_WINDOW * timeout_scale():.0f} s while profiled at 100 Hz, but "
+        f"only {recorded} samples were recorded: the sampler takes samples of a process only if its Proc::profiled is set "
         f"and prof::nprofiled counts it (or all mode is on)")
 
 
@@ -275,7 +287,7 @@ def test_all_mode(shared: Machine) -> None:
 @points(4)
 def test_clear(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    profile_background(shared, "spin", 0.7)
+    profile_background(shared, "spin", 5)
     before = profstat(shared)
     assert int(before.get("recorded", "0")) > 0, (
         f"no samples were recorded while spin was profiled, so there is nothing to clear "
@@ -345,15 +357,15 @@ class SpinProfile:
 
 @pytest.fixture(scope="module")
 def spin_profile(_shared_holder) -> SpinProfile | str:
-    """spin, profiled by pid at 200 Hz for two seconds, and on until it has 250 samples: the
+    """spin, profiled by pid at 500 Hz until it has 250 samples: the
     profile as text and the pid. The shares of spin's functions are checked on these, so
     they must be many: with 46 samples, hot's share once fell below its threshold by chance.
     A failure here is returned, and reported by each test that uses it (spin_of), so that
     it fails on an assertion of its own rather than erring in setup."""
     m = _shared_holder.get()
     try:
-        fresh_profile(m, 200)
-        pid = profile_background(m, "spin", 2, min_samples=250)
+        fresh_profile(m, 500)
+        pid = profile_background(m, "spin", 250)
         labread(m, 4096)  # ends, or the test would wait for a `cat` that never does
         return SpinProfile(pid, m.run("cat /proc/profile", timeout=CAT_TIMEOUT), m.cpus)
     except AssertionError as err:  # a MachineError is an AssertionError too
@@ -384,7 +396,7 @@ def test_profile_is_valid_json(spin_profile: SpinProfile | str) -> None:
 
 
 FIELDS_RATE = 100  # Hz: a period of 10 ms, a tenth of what raw `time` ticks would show
-FIELDS_SECONDS = 1.5
+FIELDS_SAMPLES = 90  # of three spins: about 0.3 s of sampling
 
 
 @points(2)
@@ -395,14 +407,15 @@ def test_sample_fields(shared: Machine) -> None:
         start = time.monotonic()
         for pid in pids:
             switch(shared, pid, True)
-        on_for = FIELDS_SECONDS * timeout_scale()
-        time.sleep(on_for)
+        all_on = time.monotonic()
+        wait_for_samples(shared, FIELDS_SAMPLES)
+        on_for = time.monotonic() - all_on  # every spin was sampled for at least this long
         for pid in pids:
             switch(shared, pid, False)
         elapsed = time.monotonic() - start
     _, samples = cat_profile(shared)
     samples = [s for s in samples if s.get("pid") in pids]
-    assert len(samples) >= 30, (
+    assert len(samples) >= FIELDS_SAMPLES // 3, (
         f"three spins were profiled at {FIELDS_RATE} Hz for {on_for:.1f} s, but "
         f"/proc/profile holds only {len(samples)} of their samples")
     assert_no_problems(pc.schema_problems(samples),
@@ -411,7 +424,7 @@ def test_sample_fields(shared: Machine) -> None:
     assert_no_problems(pc.hart_problems(samples, shared.cpus, at_least=min(2, shared.cpus)),
                        "\"hart\" should be the hart that took the sample (Sample::hart)")
     # Sampling was on for at most the time between the first `on` and the last `off`
-    # (guest time follows the host's clock), and for at least most of the sleep between.
+    # (guest time follows the host's clock), and for at least the wait for samples between.
     assert_no_problems(pc.timestamp_problems(samples, FIELDS_RATE, most_us=elapsed * 1e6 + 50_000,
                                              least_us=0.5 * on_for * 1e6),
                        "\"timestamp\" should be microseconds since boot")
@@ -419,10 +432,10 @@ def test_sample_fields(shared: Machine) -> None:
 
 @points(3)
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
-    fresh_profile(shared, 20)
-    profile_background(shared, "spin", 1.5)
+    fresh_profile(shared, 100)
+    profile_background(shared, "spin", 20)
     text, samples = cat_profile(shared)
-    assert samples, "spin was profiled for 1.5 s, but /proc/profile holds no samples"
+    assert samples, "spin was profiled for 20 samples, but /proc/profile holds none"
     data = text.encode()
     want = (len(data), f"{pc.fnv1a(data):08x}")
     for size in (1, 7, 512, 4096):
@@ -461,8 +474,8 @@ def function_end(program: str, name: str) -> int:
 
 @points(4)
 def test_symbols_at_return_address(shared: Machine) -> None:
-    fresh_profile(shared, 50)
-    pid = profile_background(shared, "labret 60", 1.5, min_samples=40)
+    fresh_profile(shared, 200)
+    pid = profile_background(shared, "labret 60", 40)
     _, samples = cat_profile(shared)
     mine = [s for s in pc.of_pid(samples, pid)
             if s["mode"] == "user" and pc.innermost_user(s) == "finish"]
@@ -491,7 +504,7 @@ def test_symbols_at_return_address(shared: Machine) -> None:
 @points(4)
 def test_kernel_frames(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 60", 2, min_samples=40)
+    pid = profile_background(shared, "psys 60", 60)
     _, samples = cat_profile(shared)
     # Samples taken before psys's exec (it was started with `psys 60 &`) are the shell's.
     samples = pc.of_program(samples, pid, "psys")
@@ -517,7 +530,7 @@ def test_kernel_frames(shared: Machine) -> None:
 @points(2)
 def test_stub_caller_follows_pc(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 60", 2, min_samples=40)
+    pid = profile_background(shared, "psys 60", 60)
     _, samples = cat_profile(shared)
     samples = pc.of_pid(samples, pid)
     table = pc.user_symbols("psys")
@@ -539,12 +552,15 @@ def test_stub_caller_follows_pc(shared: Machine) -> None:
     assert_no_problems(problems, "frames named after a function that does not hold them")
 
 
+ENOUGH_NAMES = 40  # samples recorded in the two tests of names: at least 10 of them spin's
+
+
 def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
     """spin's samples (pid) name spin and its functions, every one of them."""
     mine = pc.of_pid(samples, pid)
     assert len(mine) >= 10, (
-        f"spin (pid {pid}) was profiled for a second at 100 Hz {what}, but /proc/profile "
-        f"holds {len(mine)} of its samples")
+        f"spin (pid {pid}) was profiled until /proc/profstat counted {ENOUGH_NAMES} samples "
+        f"{what}, but /proc/profile holds {len(mine)} of its samples")
     assert_no_problems(pc.comm_problems(mine, "spin"),
                        f"spin's samples {what} do not name spin: is its executable "
                        f"registered (prof::attach_image)?")
@@ -564,9 +580,9 @@ def test_names_after_clear(shared: Machine) -> None:
     fresh_profile(shared, 100)
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
-        time.sleep(0.5 * timeout_scale())
+        wait_for_samples(shared, 5)
         clear(shared)
-        time.sleep(1 * timeout_scale())
+        wait_for_samples(shared, ENOUGH_NAMES)
         switch(shared, pid, False)
     _, samples = cat_profile(shared)
     spin_names_problems(samples, pid, "after a `profile clear` while it was profiled")
@@ -577,12 +593,12 @@ def test_names_in_all_mode(shared: Machine) -> None:
     """All mode names a process that was already running when it was switched on."""
     fresh_profile(shared, 100)
     with jobs.running(shared, "spin") as pid:
-        # Long after spin's exec: all mode must register the program itself.
-        time.sleep(0.5 * timeout_scale())
+        # After spin's exec: all mode must register the program itself.
+        jobs.wait_past_exec(shared, pid, "spin")
         status, out = status_of(shared, "profile all on")
         assert status == 0, f"profile(PROF_ALL_PIDS, PROF_ON, 0) returned -1: {out.strip()!r}"
         try:
-            time.sleep(1 * timeout_scale())
+            wait_for_samples(shared, ENOUGH_NAMES)
         finally:
             shared.run("profile all off")
     _, samples = cat_profile(shared)
@@ -604,7 +620,7 @@ def test_full_profile(shared: Machine, boot) -> None:
     fresh_profile(shared, 10000)
     capacity = int(profstat(shared)["capacity"])
     # The first samples: a process profiled alone, then gone before the others start.
-    first_pid = profile_background(shared, "spin", 0.3)
+    first_pid = profile_background(shared, "spin", 5)
     with jobs.running_all(shared, "spin", 3) as pids:
         try:
             status, out = status_of(shared, "profile all on")
@@ -755,7 +771,7 @@ def test_live_reads_end_with_one_document(shared: Machine) -> None:
     fresh_profile(shared, 20)
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
-        time.sleep(timeout_scale())
+        wait_for_samples(shared, 15)
         out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=CAT_TIMEOUT)
         switch(shared, pid, False)
     openings = parse_openings(out, 3)
@@ -822,7 +838,7 @@ def test_profile_run_samples_from_the_start(shared: Machine) -> None:
 @points(4)
 def test_profile_run_reports_its_process_only(shared: Machine) -> None:
     fresh_profile(shared, 100)
-    other = profile_background(shared, "spin", 1)
+    other = profile_background(shared, "spin", 5)
     match, out = profile_run(shared, "labret 1")
     pid = int(match.group(1))
     top = pc.parse_top(out)
