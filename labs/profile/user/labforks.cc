@@ -40,11 +40,11 @@ bool followed(int pid) {
 extern "C" {
 
 __attribute__((noinline)) unsigned long child_work(int deadline, unsigned long x) {
-  return spin_until(deadline, 1000, x | 1);
+  return spin_until(deadline, 100000, x | 1);
 }
 
 __attribute__((noinline)) unsigned long parent_work(int deadline, unsigned long x) {
-  return spin_until(deadline, 1000, x | 1);
+  return spin_until(deadline, 100000, x | 1);
 }
 
 }  // extern "C"
