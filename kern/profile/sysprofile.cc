@@ -22,7 +22,9 @@
 //     that is not sampled never follows.
 //   - Every other change of who is profiled, and every image attach, happens with prof_lock
 //     (a sleep lock) held; exec's on_exec() takes it too before it reads the flags. One
-//     profile(2) call is therefore wholly before or wholly after an exec's check.
+//     profile(2) call is therefore wholly before or wholly after an exec's check. (fork()
+//     cannot take a sleep lock under the child's p->lock, and needs none: no exec of the
+//     child can begin before the child runs.)
 //   - The timer trap reads the flags without a lock, for the process running on its own hart;
 //     a value a moment old costs one sample at most.
 //

@@ -102,6 +102,7 @@ BAD_COMMANDS = [
     ("{pid} on kids", "usage"),
     ("{pid} off children", "usage"),
     ("all on children", "usage"),
+    ("{pid} on children extra", "unexpected 'extra' after 'children'"),
     ("run -n", "usage"),
 ]
 

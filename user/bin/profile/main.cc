@@ -2,7 +2,7 @@
 //
 //   profile PID on|off       start or stop sampling one process
 //   profile PID on children  start sampling it and every process it forks from now on, and
-//                            theirs in turn (following: see PROF_FOLLOW in profile.h)
+//                            theirs in turn (PROF_FOLLOW in kern/abi/profile.h)
 //   profile all on|off       sample every process, or stop doing so
 //   profile rate HZ          samples a second, 10..10000 (1000 after boot)
 //   profile event instructions N   sample every N retired instructions instead (the
@@ -200,7 +200,8 @@ int switch_all(bool on) {
 int switch_pid(int pid, bool on, bool children) {
   if (profile(pid, on ? PROF_ON : PROF_OFF, 0) == 0) {
     if (!children || profile(pid, PROF_FOLLOW, 1) == 0) return 0;
-    fprintf(2, "profile: cannot follow the children of process %d: it has exited\n", pid);
+    fprintf(2, "profile: cannot follow the children of process %d: it has exited or was killed\n",
+            pid);
     return 1;
   }
   if (on) {
@@ -269,7 +270,8 @@ int main(int argc, char **argv) {
   int on = on_off(argv[2]);
   if (on < 0) usage("'%s' is not on or off", argv[2]);
   bool children = argc > 3 && strcmp(argv[3], "children") == 0 && on == 1 && pid != ANY_PID;
-  if (argc > (children ? 4 : 3)) usage("unexpected '%s' after '%s'", argv[3], argv[2]);
+  int last = children ? 3 : 2;
+  if (argc > last + 1) usage("unexpected '%s' after '%s'", argv[last + 1], argv[last]);
   if (pid == ANY_PID) return switch_all(on == 1);
   return switch_pid(pid, on == 1, children);
 }
