@@ -17,10 +17,17 @@
 //                   -icount shift=0 a stall of N microseconds is N * 1000 instructions.
 //                   A hart stalls at most PROF_STALL_BUDGET_US in any second (-1 beyond),
 //                   so no program can keep a hart's interrupts off for long.
+//   cmd PROF_FOLLOW   `arg` 1: sample, from now on, every process that `pid` forks, and
+//                   theirs in turn (following, as `perf record` does); 0: stop. `pid` must
+//                   be a live process being sampled (PROF_ON); PROF_OFF and exit stop
+//                   following too, but leave the children already followed sampled.
+//   cmd PROF_FOLLOWED the pid of the process whose fork made `pid` followed, or -1 if no
+//                   fork did (among the last PROF_FOLLOW_LOG followed forks); `arg` ignored.
+//                   `profile run` learns from it which processes descend from its command.
 //
-// Each returns 0, or -1 for a bad argument: no such process, unknown command, off when not
-// on, a rate or a count out of range. Samples are read as JSON from /proc/profile; /proc/profstat
-// shows the profiler's state as `key: value` lines.
+// Each returns 0 (PROF_FOLLOWED: a pid), or -1 for a bad argument: no such process, unknown
+// command, off when not on, a rate or a count out of range. Samples are read as JSON from
+// /proc/profile; /proc/profstat shows the profiler's state as `key: value` lines.
 #pragma once
 
 #define PROF_ON 1
@@ -29,6 +36,8 @@
 #define PROF_CLEAR 4
 #define PROF_CLOCK 5
 #define PROF_STALL 6
+#define PROF_FOLLOW 7
+#define PROF_FOLLOWED 8
 
 #define PROF_ALL_PIDS (-1)
 #define PROF_MIN_HZ 10
@@ -38,6 +47,7 @@
 #define PROF_MAX_INSNS 1000000000
 #define PROF_STALL_MAX_US 10000      // one time slice (QUANTUM_US)
 #define PROF_STALL_BUDGET_US 200000  // per hart and second
+#define PROF_FOLLOW_LOG 1024         // followed forks PROF_FOLLOWED remembers
 
 // Minor numbers of the profiler's files under /proc (major PROCFS_MAJOR, see procfs.h).
 #define PROC_PROFILE 1   // /proc/profile: the samples, as JSON

@@ -159,7 +159,8 @@ void release_images();
 
 // --- the hooks the rest of the kernel calls ---
 void on_exec(Proc *p);  // after exec committed the new image; takes the profiler's lock
-void on_fork(Proc *parent, Proc *child);  // child->lock held
+// child->lock held: the child runs the parent's image, and is sampled if the parent follows.
+void on_fork(Proc *parent, Proc *child);
 void on_exit(Proc *p);  // p->lock held, as exit() makes p a Zombie: stops sampling p
 
 // --- symbolize.cc ---

@@ -1,5 +1,6 @@
-// What the profiler keeps in each process (Proc::prof): whether it is sampled, which of the
-// profiler's images holds its program's symbols, and the sampler's translation cache.
+// What the profiler keeps in each process (Proc::prof): whether it is sampled, and its forks
+// with it, which of the profiler's images holds its program's symbols, and the sampler's
+// translation cache.
 #pragma once
 
 #include "lib/types.h"
@@ -13,6 +14,9 @@ struct ProfState {
   // prof::nprofiled (kern/profile/sysprofile.cc says when), and read without a lock by the
   // timer trap on the hart running the process.
   volatile int profiled = 0;
+  // 1 while the process's forks are sampled too (PROF_FOLLOW): set only while `profiled` is,
+  // cleared with it. Written with p->lock held; read by fork() in the process itself.
+  volatile int follow = 0;
   // The index of the process's exe in the profiler's image table, or prof::NO_IMAGE.
   // Written with p->lock held (kern/profile/images.cc).
   int image = prof::NO_IMAGE;
@@ -26,7 +30,8 @@ struct ProfState {
   pte_t *walk_pte = nullptr;
 
   // A new program (exec) or a freed slot (freeproc): no image, nothing cached. `profiled`
-  // stays as it is: only profile(2) and exit change it, and they keep nprofiled with it.
+  // and `follow` stay as they are: only profile(2), fork and exit change them, and they keep
+  // nprofiled with them.
   // Caller holds p->lock.
   void reset() {
     image = prof::NO_IMAGE;

@@ -383,6 +383,17 @@ void render_profstat(ProcText &out) {
     if (shown == 0) out.str(" none");
   }
   out.ch('\n');
+  // The processes whose forks are sampled too (PROF_FOLLOW, sysprofile.cc).
+  out.str("following:");
+  int following = 0;
+  for (Proc &p : procs) {
+    if (p.prof.follow) {
+      out.ch(' ').num(static_cast<u64>(p.pid));
+      following++;
+    }
+  }
+  if (following == 0) out.str(" none");
+  out.ch('\n');
   // The sampler's count of profiled processes, and the flags it counts, by scanning the
   // table (sysprofile.cc keeps them equal; a test compares them).
   int flagged = 0;

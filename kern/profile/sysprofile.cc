@@ -8,15 +8,23 @@
 //
 //   - ProfState::profiled, with nprofiled, changes only while holding that process's p->lock, and
 //     only together: the flag goes 0 -> 1 with one increment, 1 -> 0 with one decrement.
-//   - It is set only by PROF_ON, on a process found live (not Unused, not Zombie, not killed)
-//     under the same hold of p->lock. exit() clears it (on_exit) in the critical section in
-//     which the process becomes a Zombie. So a Zombie, and a freed slot, never has the flag,
-//     and fork() finds the new child's flag clear. freeproc() calls on_exit() as well, so
-//     that a profile(2) breaking the rule (a lab solution accepting a zombie) costs a wrong
-//     answer, not a free slot that keeps the sampler on.
+//   - It is set by PROF_ON, on a process found live (not Unused, not Zombie, not killed)
+//     under the same hold of p->lock; and by fork() (on_fork), on the new child of a process
+//     that follows, under the child's p->lock, which fork holds from allocproc() until the
+//     child is complete: no one else can have seen the child yet. exit() clears it
+//     (on_exit) in the critical section in which the process becomes a Zombie. So a Zombie,
+//     and a freed slot, never has the flag, and fork() finds the new child's flag clear.
+//     freeproc() calls on_exit() as well, so that a profile(2) breaking the rule (a lab
+//     solution accepting a zombie) costs a wrong answer, not a free slot that keeps the
+//     sampler on.
+//   - ProfState::follow is set only by PROF_FOLLOW, on a process found live and sampled
+//     under one hold of its p->lock, and cleared with `profiled` (stop_locked): a process
+//     that is not sampled never follows.
 //   - Every other change of who is profiled, and every image attach, happens with prof_lock
 //     (a sleep lock) held; exec's on_exec() takes it too before it reads the flags. One
-//     profile(2) call is therefore wholly before or wholly after an exec's check.
+//     profile(2) call is therefore wholly before or wholly after an exec's check. (fork()
+//     cannot take a sleep lock under the child's p->lock, and needs none: no exec of the
+//     child can begin before the child runs.)
 //   - The timer trap reads the flags without a lock, for the process running on its own hart;
 //     a value a moment old costs one sample at most.
 //
@@ -26,6 +34,32 @@
 // commit of the new image and that registration carry no image (their user frames are `??`).
 // A process being profiled can exit at any moment: its samples stay in the array, and its
 // executable in the image table, so /proc/profile still names its functions.
+//
+// Following children (PROF_FOLLOW), as `perf record` does: a fork of a process whose
+// `profiled` and `follow` are set makes a child with both set, so the child is sampled from
+// its first instruction, and so are its own forks. The child gets its parent's image
+// (on_fork), so its samples name the program it runs, and an exec registers the new one
+// as for any sampled process. The races:
+//
+//   - fork() reads the parent's flags without the parent's lock: the parent is the process
+//     calling fork, and only another hart's PROF_OFF or PROF_FOLLOW can change them
+//     meanwhile. Such a call is ordered wholly before the fork (the child is not followed)
+//     or after it (the child is followed). Either way the child's own flag is set under its
+//     own lock with one increment, and cleared by its own exit with one decrement, so
+//     nprofiled cannot drift: PROF_OFF on the parent stops the parent alone, and a child
+//     already followed stays sampled until it exits or is switched off by pid.
+//   - A parent that exits leaves its followed children sampled; they go to init as orphans
+//     and stop being sampled at their own exit.
+//   - All mode follows nothing: it samples every process while it lasts, and a child is
+//     followed only through its parent's flags, which all mode neither sets nor reads.
+//   - A child forked while `profile clear` runs can take its parent's image index from
+//     before the clear, if the clear has not registered the parent again yet; its user
+//     frames are then named from whatever program that slot holds after the clear, until
+//     the child execs. Clear while nothing that is followed forks.
+//
+// Who forked whom, for PROF_FOLLOWED: each followed fork is recorded as (parent, child) in a
+// ring of the last PROF_FOLLOW_LOG, under follow_lock, a spinlock fork takes inside the
+// child's p->lock. Pids are never reused, so an entry stays true however old it is.
 
 #include "abi/param.h"
 #include "arch/riscv/riscv.h"
@@ -43,9 +77,42 @@ namespace {
 
 constinit Sleeplock prof_lock("profile");
 
+struct Forked {
+  int parent = 0;
+  int child = 0;  // 0: an empty entry (no process has pid 0)
+};
+constinit Spinlock follow_lock("proffollow");
+constinit Forked forked[PROF_FOLLOW_LOG];
+constinit u32 nforked = 0;  // entries ever recorded: the next goes to nforked % the size
+static_assert((PROF_FOLLOW_LOG & (PROF_FOLLOW_LOG - 1)) == 0, "so that nforked may wrap");
+
+// PROF_FOLLOW: follow (arg 1) or stop following (0) the live, sampled process pid.
+// Caller holds prof_lock.
+int set_follow(int pid, int arg) {
+  if (pid <= 0 || (arg != 0 && arg != 1)) return -1;
+  for (Proc &p : procs) {
+    SpinGuard g(p.lock);
+    if (p.pid != pid || p.state == ProcState::Unused) continue;
+    if (p.state == ProcState::Zombie || p.killed || !p.prof.profiled) return -1;
+    p.prof.follow = arg;
+    return 0;
+  }
+  return -1;
+}
+
+// PROF_FOLLOWED: the parent recorded for a followed child, or -1.
+int followed_from(int pid) {
+  if (pid <= 0) return -1;
+  SpinGuard g(follow_lock);
+  for (const Forked &f : forked)
+    if (f.child == pid) return f.parent;
+  return -1;
+}
+
 // Stop sampling p. False if it was not being sampled. Caller holds p->lock.
 bool stop_locked(Proc *p) {
   if (!p->lock.holding()) panic("prof stop_locked: p->lock not held");
+  p->prof.follow = 0;
   if (!p->prof.profiled) return false;
   p->prof.profiled = 0;
   __atomic_fetch_sub(&nprofiled, 1, __ATOMIC_SEQ_CST);
@@ -139,7 +206,15 @@ void on_exec(Proc *p) {
 
 void on_fork(Proc *parent, Proc *child) {
   // The child's flag is clear (see the top of this file); it runs the parent's program.
+  if (!child->lock.holding()) panic("prof on_fork: child->lock not held");
   child->prof.image = parent->prof.image;
+  if (!parent->prof.profiled || !parent->prof.follow) return;
+  child->prof.profiled = 1;
+  child->prof.follow = 1;
+  __atomic_fetch_add(&nprofiled, 1, __ATOMIC_SEQ_CST);
+  SpinGuard g(follow_lock);
+  forked[nforked % PROF_FOLLOW_LOG] = Forked{parent->pid, child->pid};
+  nforked++;
 }
 
 void on_exit(Proc *p) { stop_locked(p); }
@@ -187,6 +262,15 @@ extern "C" u64 sys_profile() {
   }
   // The stall is a test facility beside the profiler, the same in every lab's tree.
   if (argint(1) == PROF_STALL) return stall(argint(2));
+  // Following children is served here too, so that the lab's `profile run` can rely on it.
+  if (argint(1) == PROF_FOLLOW) {
+    SleepGuard g(prof_lock);
+    return set_follow(argint(0), argint(2)) == 0 ? 0 : ERR;
+  }
+  if (argint(1) == PROF_FOLLOWED) {
+    int parent = followed_from(argint(0));
+    return parent < 0 ? ERR : static_cast<u64>(parent);
+  }
   // LAB profile/syscall BEGIN: implement profile(2), see labs/profile/README.md, task 1
   int pid = argint(0);
   int cmd = argint(1);

@@ -796,7 +796,7 @@ def profile_run(m: Machine, cmd: str) -> tuple[re.Match[str], str]:
     return match, out
 
 
-@points(5)
+@points(4)
 def test_profile_run_report(shared: Machine) -> None:
     # 1000 Hz: even on a host that runs the guest a third of the time, hundreds of samples,
     # so that hot leads middle by far more than chance (31 samples once put middle first).
@@ -835,7 +835,7 @@ def test_profile_run_samples_from_the_start(shared: Machine) -> None:
         f"profile(pid, PROF_ON, 0), and exec only then (a pipe is one way):\n{out}")
 
 
-@points(4)
+@points(3)
 def test_profile_run_reports_its_process_only(shared: Machine) -> None:
     fresh_profile(shared, 100)
     other = profile_background(shared, "spin", 5)
@@ -858,7 +858,7 @@ def test_profile_run_reports_its_process_only(shared: Machine) -> None:
         f"{pid} taken on the CPU")
 
 
-@points(4)
+@points(3)
 def test_profile_run_arguments_and_status(shared: Machine) -> None:
     fresh_profile(shared, 100)
     match, out = profile_run(shared, "echo one two three")
@@ -868,6 +868,50 @@ def test_profile_run_arguments_and_status(shared: Machine) -> None:
     assert match.group(3) == "1", (
         f"`spin 1 2` prints its usage and exits with status 1, but the report line says "
         f"{match.group(0)!r}: report the status wait() gives")
+
+
+LABFORKS_CHILDREN = re.compile(r"(?m)^labforks: children((?: \d+)+)$")
+
+
+def labforks_children(out: str) -> list[int]:
+    found = LABFORKS_CHILDREN.search(out)
+    assert found, f"labforks printed no `labforks: children ...` line:\n{out}"
+    return [int(p) for p in found.group(1).split()]
+
+
+@points(3)
+def test_profile_run_follows_children(shared: Machine) -> None:
+    # labforks 2 1: two children spin a second in child_work() while the parent spins in
+    # parent_work() (labs/profile/user/labforks.cc).
+    fresh_profile(shared, 100)
+    match, out = profile_run(shared, "labforks 2 1")
+    assert "labforks: done" in out and match.group(3) == "0", (
+        f"`profile run labforks 2 1` should run labforks to its end:\n{out}")
+    root, children = int(match.group(1)), labforks_children(out)
+    top = pc.parse_top(out)
+    for child in children:
+        assert any(r.pid == child and r.name == "child_work" for r in top.rows), (
+            f"the report of `profile run labforks 2 1` has no child_work row of its child "
+            f"{child}: `profile run` must follow the command's children (profile(pid, "
+            f"PROF_FOLLOW, 1) before the go-ahead) and report them with it (top(10, pid, "
+            f"true)):\n{out}")
+        assert re.search(rf"(?m)^profile: pid {child} \(labforks\)", out), (
+            f"the report should name the followed process {child} on a line of its own "
+            f"(`profile: pid {child} (labforks), ...`: top() prints it):\n{out}")
+    assert any(r.pid == root and r.name == "parent_work" for r in top.rows), (
+        f"the report should keep the command's own samples (parent_work of pid {root}):\n{out}")
+
+    fresh_profile(shared, 100)
+    match, out = profile_run(shared, "-n labforks 2 1")
+    assert "labforks: done" in out and match.group(3) == "0", (
+        f"`profile run -n labforks 2 1` should run labforks to its end:\n{out}")
+    children = labforks_children(out)
+    everyone = pc.parse_top(shared.run("profile top 40"))
+    sampled = sorted({r.pid for r in everyone.rows if r.pid in children})
+    assert not sampled, (
+        f"with -n, `profile run` must not follow the command's children, but the profile has "
+        f"samples of its children {sampled}: leave PROF_FOLLOW alone when `children` is "
+        f"false:\n{everyone.rows}")
 
 
 def answer_sections(text: str) -> dict[str, str]:

@@ -3,9 +3,11 @@
 
 The sampler stays on while `prof::nprofiled` is above zero, so the count must always equal
 the number of processes whose `Proc::profiled` flag is set. /proc/profstat shows both
-(`profiled:` and `flagged:`). profrace switches sampling on and off, back to back, for
-children that exit at once, spin, fork a grandchild, exec, or profile themselves, and checks
-that both numbers agree and return to where they were once all of them are gone.
+(`profiled:` and `flagged:`). profrace switches sampling and following (PROF_FOLLOW) on and
+off, back to back, for children that exit at once, spin, fork a grandchild, exec, profile
+themselves, or follow themselves through a small fork storm, and checks that both numbers
+agree and return to where they were once all of them are gone. A fork of a followed process
+sets the child's flag and the count together, while other calls switch the parent off.
 
 A call that lands while a child is exiting is the dangerous case: a flag set after exit()
 stopped sampling would survive into the freed slot. It was hit in about one round in thirty

@@ -12,10 +12,12 @@
 // WORKERS processes each run ROUNDS rounds. In a round a worker forks a child that does one
 // of these, chosen at random: exit at once; spin a random while, then exit; fork a grandchild
 // (which exits at once and is reparented to init), then exit; exec this program again in a
-// mode that exits at once; switch sampling on for itself, then exit. Meanwhile the worker
-// calls profile(PID, PROF_ON) or PROF_OFF a random number of times, back to back, for the
-// child or a process near it (another worker's child or a grandchild), so that the calls
-// land before, during and after each exit. Then it waits for the child.
+// mode that exits at once; switch sampling on for itself, then exit; switch sampling on for
+// itself with its children (PROF_FOLLOW), then fork a small storm of grandchildren that fork
+// again and exit. Meanwhile the worker calls profile(PID, PROF_ON), PROF_OFF or PROF_FOLLOW
+// (on or off) a random number of times, back to back, for the child or a process near it
+// (another worker, another worker's child or a grandchild), so that the calls land before,
+// during and after each fork and exit. Then it waits for the child.
 //
 // Output: `profrace: seed S rounds R workers W` first, and last either `profrace: ok, N
 // rounds, profiled P flagged F` or one `profrace: FAIL ...` line. The same seed makes the
@@ -60,7 +62,18 @@ void spin(int n) {
       exec("/profrace", argv);
       exit(2);  // exec failed
     }
-    default: profile(getpid(), PROF_ON, 0); break;
+    case 4: profile(getpid(), PROF_ON, 0); break;
+    default:
+      // Followed: every fork below is sampled from its start, and switched off by its exit.
+      profile(getpid(), PROF_ON, 0);
+      profile(getpid(), PROF_FOLLOW, 1);
+      for (int i = 0, n = 1 + rng.below(4); i < n; i++) {
+        if (fork() == 0) {
+          if (fork() == 0) exit(0);
+          exit(0);
+        }
+      }
+      break;
   }
   exit(0);
 }
@@ -70,7 +83,7 @@ void spin(int n) {
 [[noreturn]] void worker(unsigned long seed, int rounds, int floor) {
   Rng rng{seed};
   for (int r = 0; r < rounds; r++) {
-    int kind = rng.below(5);
+    int kind = rng.below(6);
     Rng child_rng{rng.next() | 1};
     int pid = fork();
     if (pid < 0) {
@@ -82,7 +95,12 @@ void spin(int n) {
     for (int i = 0; i < calls; i++) {
       int target = pid + static_cast<int>(rng.below(5)) - 2;
       if (target <= floor) target = pid;
-      profile(target, rng.below(4) == 0 ? PROF_OFF : PROF_ON, 0);
+      switch (rng.below(6)) {
+        case 0: profile(target, PROF_OFF, 0); break;
+        case 1: profile(target, PROF_FOLLOW, 1); break;
+        case 2: profile(target, PROF_FOLLOW, 0); break;
+        default: profile(target, PROF_ON, 0); break;
+      }
     }
     int status = -1;
     if (wait(&status) != pid || status != 0) {

@@ -1,6 +1,8 @@
 // profile: the command-line face of the sampling profiler.
 //
 //   profile PID on|off       start or stop sampling one process
+//   profile PID on children  start sampling it and every process it forks from now on, and
+//                            theirs in turn (PROF_FOLLOW in kern/abi/profile.h)
 //   profile all on|off       sample every process, or stop doing so
 //   profile rate HZ          samples a second, 10..10000 (1000 after boot)
 //   profile event instructions N   sample every N retired instructions instead (the
@@ -14,8 +16,9 @@
 //                            each with its process; of PID alone if given
 //   profile tree [-t PCT] [PID]  the call tree of the samples (of PID alone if given),
 //                            callers above callees, leaving out calls under PCT% (1%)
-//   profile run CMD [ARG...] profile CMD from its first instruction to its exit, then
-//                            print `profile top` for that process alone
+//   profile run [-n] CMD [ARG...]  profile CMD from its first instruction to its exit,
+//                            with the processes it forks (not with -n), then print `profile
+//                            top` for them alone, and name each process forked
 //
 // The kernel does the sampling: on each tick of the sampling clock it records, for the
 // process running on that hart, the interrupted pc and the chain of return addresses it
@@ -47,6 +50,7 @@ namespace {
 
 constexpr const char *USAGE =
     "usage: profile PID on|off\n"
+    "       profile PID on children  (and every process it forks from now on)\n"
     "       profile all on|off\n"
     "       profile rate HZ        (10..10000 samples a second)\n"
     "       profile event timer|instructions N  (the sampling clock: the timer at the\n"
@@ -57,7 +61,7 @@ constexpr const char *USAGE =
     "                              had interrupts off)\n"
     "       profile top [-p PID] [N]\n"
     "       profile tree [-t PCT] [PID]  (calls under PCT%, 1 if left out, are summed)\n"
-    "       profile run CMD [ARG...]\n";
+    "       profile run [-n] CMD [ARG...]  (-n: not the processes CMD forks)\n";
 
 constexpr const char *STAT_PATH = "/proc/profstat";
 
@@ -192,9 +196,14 @@ int switch_all(bool on) {
   fail(on ? "cannot profile all processes" : "not profiling all processes");
 }
 
-// profile PID on|off
-int switch_pid(int pid, bool on) {
-  if (profile(pid, on ? PROF_ON : PROF_OFF, 0) == 0) return 0;
+// profile PID on|off, and profile PID on children
+int switch_pid(int pid, bool on, bool children) {
+  if (profile(pid, on ? PROF_ON : PROF_OFF, 0) == 0) {
+    if (!children || profile(pid, PROF_FOLLOW, 1) == 0) return 0;
+    fprintf(2, "profile: cannot follow the children of process %d: it has exited or was killed\n",
+            pid);
+    return 1;
+  }
   if (on) {
     fprintf(2, "profile: no process %d\n", pid);
     return 1;
@@ -231,8 +240,11 @@ int main(int argc, char **argv) {
   const char *verb = argv[1];
 
   if (strcmp(verb, "run") == 0) {
-    if (argc < 3) usage("run: no command to run");
-    return run(argv + 2);
+    int first = 2;
+    bool children = !(argc > 2 && strcmp(argv[2], "-n") == 0);
+    if (!children) first++;
+    if (argc <= first) usage("run: no command to run");
+    return run(argv + first, children);
   }
   if (strcmp(verb, "top") == 0) {
     return top_command(argc, argv);
@@ -251,13 +263,15 @@ int main(int argc, char **argv) {
   }
   if (strcmp(verb, "event") == 0) return set_event(argc, argv);
 
-  // profile PID|all on|off
+  // profile PID|all on|off, profile PID on children
   int pid = ANY_PID;
   if (strcmp(verb, "all") != 0 && !parse_number(verb, &pid)) usage("unknown command '%s'", verb);
   if (argc < 3) usage("'%s' needs on or off", verb);
-  if (argc > 3) usage("unexpected '%s' after '%s'", argv[3], argv[2]);
   int on = on_off(argv[2]);
   if (on < 0) usage("'%s' is not on or off", argv[2]);
+  bool children = argc > 3 && strcmp(argv[3], "children") == 0 && on == 1 && pid != ANY_PID;
+  int last = children ? 3 : 2;
+  if (argc > last + 1) usage("unexpected '%s' after '%s'", argv[last + 1], argv[last]);
   if (pid == ANY_PID) return switch_all(on == 1);
-  return switch_pid(pid, on == 1);
+  return switch_pid(pid, on == 1, children);
 }

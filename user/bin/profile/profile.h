@@ -13,8 +13,10 @@ constexpr int ANY_PID = -1;  // the report's filter: every process
 // Prints `profile: WHAT` and exits with status 1.
 [[noreturn]] void fail(const char *what);
 
-// profile top: the report over the samples of `pid`, or of everyone for ANY_PID.
-int top(int n, int pid);
+// profile top: the report over the samples of `pid`, or of everyone for ANY_PID. With
+// `children`, over those of pid and of every process followed from it (tally.h, in_family),
+// each of which it names with the process that forked it.
+int top(int n, int pid, bool children = false);
 
 // How many samples of `pid` /proc/profile holds; -1 if it cannot be read.
 int samples_of(int pid);
@@ -23,7 +25,8 @@ int samples_of(int pid);
 // out calls under min_tenths tenths of a percent.
 int tree(int pid, int min_tenths);
 
-// profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.
-int run(char **argv);
+// profile run [-n] CMD [ARG...]: argv is CMD and its arguments, null-terminated; `children`
+// is false with -n.
+int run(char **argv, bool children);
 
 }  // namespace prof

@@ -1,18 +1,19 @@
-// profile run CMD [ARG...]: profile CMD from its first instruction to its exit, then print
-// `profile top` for that process alone.
+// profile run [-n] CMD [ARG...]: profile CMD, and the processes it forks (not with -n), from
+// its first instruction to its exit, then print `profile top` for them alone.
 //
 // LAB profile/run BEGIN
 // `profile run` has to switch sampling on before the command executes its first
 // instruction, but a process can only be named once it exists. So the child it forks waits
-// on a pipe; the parent turns sampling on for the child's pid and only then writes the byte
-// that lets the child exec. Samples of other processes are left alone: the report filters
-// by pid instead of clearing the profile. A command that cannot be executed gets no report:
+// on a pipe; the parent turns sampling on for the child's pid, and following its forks
+// unless told not to, and only then writes the byte that lets the child exec. Samples of
+// other processes are left alone: the report filters by pid, and by who was followed from
+// whom, instead of clearing the profile. A command that cannot be executed gets no report:
 // the child says so on a second pipe and exits with EXEC_FAILED.
 // LAB profile/run STARTER
-// // `profile run CMD [ARG...]` runs CMD as a child process, samples it from its first
-// // instruction to its exit, prints `profile: pid N (CMD) exited with status S after T ms`,
-// // and then the report for that process alone. Samples of other processes must stay in
-// // the profile.
+// // `profile run CMD [ARG...]` runs CMD as a child process, samples it, and every process
+// // it forks (unless `children` is false: `profile run -n`), from its first instruction to
+// // its exit, prints `profile: pid N (CMD) exited with status S after T ms`, and then the
+// // report for those processes alone. Samples of other processes must stay in the profile.
 // LAB profile/run END
 #include "abi/profile.h"
 #include "lib/user.h"
@@ -58,7 +59,7 @@ bool exec_failed(int fd, int status) {
   exit(EXEC_FAILED);
 }
 
-int run(char **argv) {
+int run(char **argv, bool children) {
   int go[2], failed[2];
   if (pipe(go) < 0 || pipe(failed) < 0) fail("pipe failed");
   int pid = fork();
@@ -70,7 +71,7 @@ int run(char **argv) {
     run_child(go[0], argv);
   }
   close(go[0]);
-  bool on = profile(pid, PROF_ON, 0) == 0;
+  bool on = profile(pid, PROF_ON, 0) == 0 && (!children || profile(pid, PROF_FOLLOW, 1) == 0);
   unsigned long start = now_ms();
   write(go[1], on ? "g" : "x", 1);
   close(go[1]);
@@ -89,11 +90,12 @@ int run(char **argv) {
   // that time: it may have slept, or waited for a hart).
   printf("profile: pid %d (%s) exited with status %d after %lu ms\n", pid, argv[0], status,
          now_ms() - start);
-  return top(10, pid);
+  return top(10, pid, children);
 }
 // LAB profile/run STARTER
-// // profile run CMD [ARG...]: argv is CMD and its arguments, null-terminated.
-// int run([[maybe_unused]] char **argv) {
+// // profile run [-n] CMD [ARG...]: argv is CMD and its arguments, null-terminated;
+// // `children` is false with -n.
+// int run([[maybe_unused]] char **argv, [[maybe_unused]] bool children) {
 //   fprintf(2, "profile: run is not written yet\n");
 //   return 1;
 // }

@@ -1,6 +1,7 @@
 // profile: Tally, the per-function counts of `profile top` (tally.h).
 #include "tally.h"
 
+#include "abi/profile.h"
 #include "lib/user.h"
 #include "profile.h"
 
@@ -108,15 +109,45 @@ void Processes::note(const Sample &s) {
       m_last = m_count++;
       m_entries[m_last].pid = s.pid;
       m_entries[m_last].comm[0] = '\0';
+      m_entries[m_last].samples = 0;
     }
   }
   if (s.comm[0] != '\0') strcpy(m_entries[m_last].comm, s.comm);
+  m_entries[m_last].samples++;
 }
 
 const char *Processes::comm(int pid) const {
   for (int i = 0; i < m_count; i++)
     if (m_entries[i].pid == pid) return m_entries[i].comm[0] != '\0' ? m_entries[i].comm : "?";
   return "?";
+}
+
+void Processes::print_followed(int root) const {
+  for (int i = 0; i < m_count; i++) {
+    const Entry &e = m_entries[i];
+    if (e.pid == root) continue;
+    printf("profile: pid %d (%s), forked by pid %d: %d samples\n", e.pid, comm(e.pid),
+           profile(e.pid, PROF_FOLLOWED, 0), e.samples);
+  }
+}
+
+bool in_family(int pid, int root) {
+  // A report asks once a sample: keep the last verdicts, by pid.
+  static constexpr int KEPT = 64;
+  static struct {
+    int pid, root;
+    bool in;
+  } kept[KEPT];
+  static int next;
+  for (const auto &k : kept)
+    if (k.pid == pid && k.root == root) return k.in;
+  // Each answer is a smaller pid (a parent forks before its child), so the climb ends.
+  int p = pid;
+  while (p > root) p = profile(p, PROF_FOLLOWED, 0);
+  bool in = p == root;
+  kept[next] = {pid, root, in};
+  next = (next + 1) % KEPT;
+  return in;
 }
 
 }  // namespace prof

@@ -59,17 +59,20 @@ class Tally {
 };
 
 // The programs' names by pid, each as the last sample of that pid gave it (a process that
-// execs changes its name). Processes beyond the table's size are named "?".
+// execs changes its name), and their samples. Processes beyond the table's size are named "?".
 class Processes {
  public:
   void note(const Sample &s);
   const char *comm(int pid) const;
+  // A line for each process but `root`: its name, who forked it and its samples.
+  void print_followed(int root) const;
 
  private:
   static constexpr int MAX = 128;
   struct Entry {
     int pid;
     char comm[COMM_MAX];
+    int samples;
   };
   Entry m_entries[MAX] = {};
   int m_count = 0;
@@ -82,18 +85,22 @@ class Processes {
 extern Sample scratch_sample;
 extern Processes processes;
 
+// Is pid `root`, or a process the kernel followed from it (PROF_FOLLOWED, through any
+// number of forks)?
+bool in_family(int pid, int root);
+
 // One pass of a report over /proc/profile: for each sample of `pid` (of every process for
-// ANY_PID), its process is noted in `processes` and add(sample) is called. Fails if the
-// file cannot be opened; returns false, having said at which byte, if it is not a valid
-// profile.
+// ANY_PID; with `children`, of pid and every process followed from it), its process is noted
+// in `processes` and add(sample) is called. Fails if the file cannot be opened; returns
+// false, having said at which byte, if it is not a valid profile.
 template <typename Add>
-bool read_profile(int pid, Add &&add) {
+bool read_profile(int pid, bool children, Add &&add) {
   int fd = open(PROFILE_PATH, O_RDONLY);
   if (fd < 0) fail("cannot open /proc/profile");
   Stream in(fd);
   ProfileParser parser(in, scratch_sample);
   bool ok = parser.each_sample([&](const Sample &s) {
-    if (pid != ANY_PID && s.pid != pid) return;
+    if (pid != ANY_PID && s.pid != pid && !(children && in_family(s.pid, pid))) return;
     processes.note(s);
     add(s);
   });

@@ -1,8 +1,9 @@
 // profile top [-p PID] [N]: the N functions with the most samples, each with its process.
 //
 // The report reads /proc/profile once, through a Stream and the JSON parser, adding each
-// sample to a Tally, and prints the table, how many rows it left out, the count of
-// samples the kernel dropped, and the sampling periods it missed, if any.
+// sample to a Tally, and prints the table, how many rows it left out, the processes followed
+// from PID if it was asked to cover them (`profile run`), the count of samples the kernel
+// dropped, and the sampling periods it missed, if any.
 #include "abi/profile.h"
 #include "json.h"
 #include "lib/user.h"
@@ -11,11 +12,12 @@
 
 namespace prof {
 
-int top(int n, int pid) {
+int top(int n, int pid, bool children) {
   Tally tally;
   if (!tally.init()) fail("out of memory");
-  if (!read_profile(pid, [&](const Sample &s) { tally.add(s); })) return 1;
+  if (!read_profile(pid, children, [&](const Sample &s) { tally.add(s); })) return 1;
   if (tally.samples() > 0) tally.print_top(n, processes);
+  if (children) processes.print_followed(pid);
   char dropped[24];
   if (!profstat_value("dropped", dropped, sizeof(dropped))) strcpy(dropped, "?");
   printf("%d samples (%s dropped)\n", tally.samples(), dropped);

@@ -157,7 +157,7 @@ int tree(int pid, int min_tenths) {
   CallTree tree;
   const Processes &procs = processes;
   if (!tree.init(pid == ANY_PID)) fail("out of memory");
-  if (!read_profile(pid, [&](const Sample &s) { tree.add(s); })) return 1;
+  if (!read_profile(pid, false, [&](const Sample &s) { tree.add(s); })) return 1;
   char root[COMM_MAX + 32];
   if (pid == ANY_PID)
     strcpy(root, "all processes");
