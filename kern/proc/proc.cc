@@ -251,6 +251,7 @@ int fork() {
   safestrcpy(np->name, p->name, sizeof(np->name));
   int pid = np->pid;
   np->lock.release();
+  prof::after_fork(np);
 
   {
     SpinGuard g(wait_lock);

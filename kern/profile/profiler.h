@@ -161,6 +161,9 @@ void release_images();
 void on_exec(Proc *p);  // after exec committed the new image; takes the profiler's lock
 // child->lock held: the child runs the parent's image, and is sampled if the parent follows.
 void on_fork(Proc *parent, Proc *child);
+// After on_fork, with no lock held, before the child can run: a child that will be sampled
+// registers its program under the profiler's lock (a `profile clear` may have renumbered it).
+void after_fork(Proc *child);
 void on_exit(Proc *p);  // p->lock held, as exit() makes p a Zombie: stops sampling p
 
 // --- symbolize.cc ---

@@ -52,10 +52,11 @@
 //     and stop being sampled at their own exit.
 //   - All mode follows nothing: it samples every process while it lasts, and a child is
 //     followed only through its parent's flags, which all mode neither sets nor reads.
-//   - A child forked while `profile clear` runs can take its parent's image index from
-//     before the clear, if the clear has not registered the parent again yet; its user
-//     frames are then named from whatever program that slot holds after the clear, until
-//     the child execs. Clear while nothing that is followed forks.
+//   - A `profile clear` empties the image table and registers the sampled processes again,
+//     so an image index copied by on_fork may be one from before the clear. A child that
+//     will be sampled (followed, or in all mode) therefore registers its program itself in
+//     after_fork(), under prof_lock, before it can run: wholly before a clear, which then
+//     registers it again with the others, or wholly after.
 //
 // Who forked whom, for PROF_FOLLOWED: each followed fork is recorded as (parent, child) in a
 // ring of the last PROF_FOLLOW_LOG, under follow_lock, a spinlock fork takes inside the
@@ -215,6 +216,12 @@ void on_fork(Proc *parent, Proc *child) {
   SpinGuard g(follow_lock);
   forked[nforked % PROF_FOLLOW_LOG] = Forked{parent->pid, child->pid};
   nforked++;
+}
+
+void after_fork(Proc *child) {
+  if (!child->prof.profiled && !all_mode) return;
+  SleepGuard g(prof_lock);
+  attach_image(child);
 }
 
 void on_exit(Proc *p) { stop_locked(p); }
