@@ -16,13 +16,15 @@ them can be run alone (`pytest labs/profile/test_lab_profile.py -k read_sizes`) 
 may spread them over several machines.
 
 Profiles go to the host over the console with `cat /proc/profile`, a few tens of KB a
-second, so tests profile at low rates for a second or two. Before any `cat`, the file's
-length is taken with `labread` with a limit: a /proc/profile that ignores the read offset
-never ends, and the test should say so rather than wait for a timeout.
+second, so tests take a few dozen to a few hundred samples: each profiles until
+/proc/profstat counts the samples it needs (wait_for_samples), not for a time. Before any
+`cat`, the file's length is taken with `labread` with a limit: a /proc/profile that ignores
+the read offset never ends, and the test should say so rather than wait for a timeout.
 
-Nothing is judged by the host's clock: the time a test profiles for is stretched by
-GRADE_TIMEOUT_SCALE on a slow host, and the cost of reading /proc/profile is counted in
-guest instructions, on a machine run under QEMU's -icount.
+Nothing is judged by the host's clock: a busy host gives fewer samples a second, and the
+tests wait for a count, within windows stretched by GRADE_TIMEOUT_SCALE on a slow host; the
+cost of reading /proc/profile is counted in guest instructions, on a machine run under QEMU's
+-icount.
 """
 
 from __future__ import annotations
