@@ -134,7 +134,7 @@ extern "C" void usertrapret() {
   CSR_WRITE(stvec, trampoline_uservec);
 
   Trapframe *tf = p->trapframe;
-  tf->kernel_satp = kernel_satp();
+  tf->kernel_satp = CSR_READ(satp);  // the kernel page table, which this hart runs on
   tf->kernel_sp = p->kstack + mem::KSTACK_PAGES * riscv::PGSIZE;
   tf->kernel_trap = reinterpret_cast<u64>(usertrap);
   tf->kernel_hartid = riscv::r_tp();
