@@ -310,14 +310,14 @@ void tick(KernelFrame *kf, u64 now, u64 held) {
   // the record and the walks in it) is inside the measured stretch. Under QEMU's -icount the
   // instret counter counts instructions exactly.
   u64 start = riscv::r_instret();
+  if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
+    mycpu()->next_sample = 0;
+    return;
+  }
   Cpu *c = mycpu();
   u64 deadline = c->next_sample;  // before the clock below moves it on: how late is this?
   Proc *p = c->proc;
   bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
-  if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
-    c->next_sample = 0;
-    return;
-  }
   // LAB sample/clock BEGIN: the sampling deadline, labs/sample/README.md task 1
   if (!active()) {
     c->next_sample = 0;
