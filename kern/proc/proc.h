@@ -106,7 +106,7 @@ extern Proc procs[NPROC];
 
 // The current hart and process. mycpu() needs interrupts off; myproc() does not.
 inline int cpuid() { return static_cast<int>(riscv::r_tp()); }  // tp holds the hart id
-inline Cpu *mycpu() { return &cpus[cpuid()]; }
+inline Cpu *mycpu() { return &cpus[riscv::r_tp()]; }
 Proc *myproc();
 
 void procinit();
