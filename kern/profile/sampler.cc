@@ -118,7 +118,7 @@ class UserReader {
 
   // The words at va and va + 8; va is 8-byte aligned (the walker checks fp first).
   bool read_pair(u64 va, u64 *lo, u64 *hi) {
-    if (va - m_page > riscv::PGSIZE - 16) {  // not both words in the remembered page
+    if (va - m_page > riscv::PGSIZE - 16) [[unlikely]] {  // not both words in the remembered page
       if ((va & (riscv::PGSIZE - 1)) > riscv::PGSIZE - 16) return false;  // straddles: give up
       if (!translate(va)) return false;
     }
