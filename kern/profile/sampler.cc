@@ -317,7 +317,7 @@ void tick(KernelFrame *kf, u64 now, u64 held) {
   Cpu *c = mycpu();
   u64 deadline = c->next_sample;  // before the clock below moves it on: how late is this?
   Proc *p = c->proc;
-  bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
+  bool wanted = p != nullptr && (p->prof.profiled || all_mode);  // is p to be sampled?
   // LAB sample/clock BEGIN: the sampling deadline, labs/sample/README.md task 1
   if (!active()) {
     c->next_sample = 0;
