@@ -63,8 +63,6 @@ void kvminithart() {
   sfence_vma();
 }
 
-u64 kernel_satp() { return make_satp(kernel_pagetable); }
-
 pte_t *walk(pagetable_t pt, u64 va, bool alloc) {
   if (va >= MAXVA) return nullptr;
   for (int level = 2; level > 0; level--) {

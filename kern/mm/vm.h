@@ -7,7 +7,6 @@
 // Kernel page table.
 void kvminit();
 void kvminithart();  // turn on paging on this hart
-u64 kernel_satp();   // satp value for the kernel page table
 
 // Generic page-table operations.
 // The PTE for va, allocating page-table pages when alloc is true; nullptr if absent.

@@ -417,11 +417,6 @@ void setkilled(Proc *p) {
   p->killed = true;
 }
 
-// A plain atomic load: the flag only ever goes from false to true (under p->lock, in
-// kill/setkilled), and every trap checks it, so taking the lock here would cost every trap a
-// lock round trip for nothing.
-bool killed(Proc *p) { return __atomic_load_n(&p->killed, __ATOMIC_ACQUIRE); }
-
 int either_copyout(bool user_dst, u64 dst, const void *src, u64 len) {
   if (user_dst) return copyout(myproc()->pagetable, UserAddr(dst), src, len);
   memmove(reinterpret_cast<void *>(dst), src, len);

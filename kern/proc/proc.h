@@ -106,7 +106,7 @@ extern Proc procs[NPROC];
 
 // The current hart and process. mycpu() needs interrupts off; myproc() does not.
 inline int cpuid() { return static_cast<int>(riscv::r_tp()); }  // tp holds the hart id
-inline Cpu *mycpu() { return &cpus[cpuid()]; }
+inline Cpu *mycpu() { return &cpus[riscv::r_tp()]; }
 Proc *myproc();
 
 void procinit();
@@ -123,7 +123,10 @@ int fork();
 int wait(UserAddr status);
 int kill(int pid);
 void setkilled(Proc *p);
-bool killed(Proc *p);
+// A plain atomic load, inline: the flag only ever goes from false to true (under p->lock, in
+// kill/setkilled), and every trap checks it, so taking the lock here would cost every trap a
+// lock round trip for nothing.
+inline bool killed(Proc *p) { return __atomic_load_n(&p->killed, __ATOMIC_ACQUIRE); }
 int growproc(i64 n);
 void procdump();  // ^P: list processes on the console
 

@@ -144,7 +144,7 @@ void counter_overflow(KernelFrame *kf) {
   // restart it only as PROF_CLOCK says now, and sample only if it still runs.
   if (!follow(h, active() ? clock_every : 0)) return;
   Proc *p = mycpu()->proc;
-  if (p != nullptr && (all_mode || p->prof.profiled))
+  if (p != nullptr && (p->prof.profiled || all_mode))
     take(p, kf, riscv::r_time(), began, irqoff ? LATE_IRQOFF : 0);
 }
 

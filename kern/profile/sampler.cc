@@ -118,7 +118,7 @@ class UserReader {
 
   // The words at va and va + 8; va is 8-byte aligned (the walker checks fp first).
   bool read_pair(u64 va, u64 *lo, u64 *hi) {
-    if (va - m_page > riscv::PGSIZE - 16) {  // not both words in the remembered page
+    if (va - m_page > riscv::PGSIZE - 16) [[unlikely]] {  // not both words in the remembered page
       if ((va & (riscv::PGSIZE - 1)) > riscv::PGSIZE - 16) return false;  // straddles: give up
       if (!translate(va)) return false;
     }
@@ -310,14 +310,14 @@ void tick(KernelFrame *kf, u64 now, u64 held) {
   // the record and the walks in it) is inside the measured stretch. Under QEMU's -icount the
   // instret counter counts instructions exactly.
   u64 start = riscv::r_instret();
+  if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
+    mycpu()->next_sample = 0;
+    return;
+  }
   Cpu *c = mycpu();
   u64 deadline = c->next_sample;  // before the clock below moves it on: how late is this?
   Proc *p = c->proc;
-  bool wanted = p != nullptr && (all_mode || p->prof.profiled);  // is p to be sampled?
-  if (iclock_involved() && iclock_sync()) {  // the instruction clock takes the samples
-    c->next_sample = 0;
-    return;
-  }
+  bool wanted = p != nullptr && (p->prof.profiled || all_mode);  // is p to be sampled?
   // LAB sample/clock BEGIN: the sampling deadline, labs/sample/README.md task 1
   if (!active()) {
     c->next_sample = 0;
@@ -352,6 +352,10 @@ void sweep(u64 now, bool all, u64 late);
 }  // namespace
 
 void sweep_waits(u64 now, Proc *running) {
+  // If the one profiled process is the one running here, no profiled process is asleep:
+  // the common case of profiling one program, decided before the shared deadline is touched.
+  bool all = all_mode;
+  if (!all && nprofiled == 1 && running != nullptr && running->prof.profiled) return;
   u64 due = __atomic_load_n(&wait_next, __ATOMIC_RELAXED);
   if (now < due) return;
   // One period on from the deadline, even if that is already past: the harts' deadlines
@@ -359,17 +363,15 @@ void sweep_waits(u64 now, Proc *running) {
   // period (and the interrupt's delay) after it, and skipping ahead there would lose a
   // period now and then. Each tick sweeps at most once, so a late sweep is caught up by the
   // next ticks, not in a burst. Only the first sweep, or one more than two periods behind
-  // (profiling started again, or no hart ticked: QEMU was not running), starts afresh.
-  u64 next = due + period;
-  if (due == 0 || now - due >= 2 * period) next = now + period;
+  // (profiling started again, the only profiled process ran for a while, or no hart
+  // ticked: QEMU was not running), starts afresh, and is late by nothing.
+  bool fresh = due == 0 || now - due >= 2 * period;
+  u64 next = fresh ? now + period : due + period;
   if (!__atomic_compare_exchange_n(&wait_next, &due, next, false, __ATOMIC_RELAXED,
                                    __ATOMIC_RELAXED))
     return;  // another hart took this period's sweep
-  // If the one profiled process is the one running here, no profiled process is asleep.
-  bool all = all_mode;
-  if (!all && nprofiled == 1 && running != nullptr && running->prof.profiled) return;
-  // A wait sample is late by the sweep's delay past its deadline (none for the first).
-  sweep(now, all, late_mark(due == 0 ? 0 : now - due, 0));
+  // A wait sample is late by the sweep's delay past its deadline.
+  sweep(now, all, late_mark(fresh ? 0 : now - due, 0));
 }
 
 namespace {

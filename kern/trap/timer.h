@@ -19,7 +19,6 @@ void timer_start_quantum();  // the scheduler is about to run a process on this 
 // Handle a timer interrupt. Returns true if the running process should yield.
 // `kf` is the kernel frame when the trap came from supervisor mode, else nullptr.
 bool timer_interrupt(KernelFrame *kf);
-void timer_rearm();  // program this hart's timer for its next event
 // True if timer_init() found Sstc: the timer is armed through stimecmp.
 bool timer_has_sstc();
 // Whether a trap with cause scause was timer_init()'s probe of stimecmp faulting.

@@ -46,7 +46,7 @@ SAMPLES_TIMEOUT = 30
 # The cost budget for the sampler's own work (`sample cost ns` of /proc/profstat: the
 # instructions of tick() on a sampled tick, from its first line to the end of record(), so the
 # clock's, the record's and the walks' code all count) on an 8-frame user stack, under
-# -icount. Our solution takes 295 (the same as tools/bench's prof.sample.8.own); full points
+# -icount. Our solution takes 286 (the same as tools/bench's prof.sample.8.own); full points
 # up to BUDGET, a second tier up to twice it.
 COST_BUDGET = 350
 COST_FRAMES = 8

@@ -156,7 +156,7 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
         what = ("system calls (kernel frames)" if depth == "kernel"
                 else f"{depth}-frame user stack")
         # The profiler's targets are stated for an 8-frame user stack: 300 instructions of
-        # the sampler's own work, 800 for the whole trap. Deeper stacks cost about 17
+        # the sampler's own work, 800 for the whole trap. Deeper stacks cost about 16
         # instructions a frame more (each frame's checks: in the page, text, alignment,
         # rising); at 32 frames that alone is over 400, so no bound is set for them.
         trap_target = Target(800) if depth == 8 else None
