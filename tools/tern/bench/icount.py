@@ -292,7 +292,8 @@ def run_ramdisk(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     fig = figs["ram.usertests"]
     fig.add(g.program(f"usertests {args}", timeout=1800))
     fig.note = (f"`bsys run usertests {args}`: the second of two runs, from fork to wait, "
-                "idle time and console output included; " + USERTESTS_NOTE)
+                "idle time and console output included"
+                + ("; " + USERTESTS_NOTE if args == "-q" else ""))
 
 
 def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
