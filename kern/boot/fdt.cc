@@ -2,9 +2,10 @@
 //
 // The blob has a header, a structure block of big-endian 32-bit tokens (BEGIN_NODE name,
 // PROP len nameoff value, END_NODE, NOP, END) and a strings block holding property names.
-// We need two facts from it: where RAM ends, from the `reg` property of the top-level
-// /memory node (QEMU's virt uses two address cells and two size cells), and the kernel
-// command line, the `bootargs` property of /chosen.
+// We need three facts from it: where RAM ends, from the `reg` property of the top-level
+// /memory node (QEMU's virt uses two address cells and two size cells), the kernel command
+// line, the `bootargs` property of /chosen, and where an initrd lies, if QEMU loaded one
+// (/chosen's linux,initrd-start and linux,initrd-end).
 
 #include "boot/fdt.h"
 
@@ -93,4 +94,22 @@ const char *fdt_bootargs(u64 dtb) {
     return false;
   });
   return args;
+}
+
+PhysRange fdt_initrd(u64 dtb) {
+  PhysRange r;
+  bool have_start = false, have_end = false;
+  fdt_walk(dtb, [&](int depth, const char *node, const char *prop, const u8 *value, u32 len) {
+    if (depth != 2 || strncmp(node, "chosen", 7) != 0 || (len != 4 && len != 8)) return false;
+    if (strncmp(prop, "linux,initrd-start", 19) == 0) {
+      r.start = be_cells(value, len / 4);
+      have_start = true;
+    } else if (strncmp(prop, "linux,initrd-end", 17) == 0) {
+      r.end = be_cells(value, len / 4);
+      have_end = true;
+    }
+    return have_start && have_end;
+  });
+  if (!have_start || !have_end) return {};
+  return r;
 }

@@ -2,11 +2,12 @@
 //
 // OpenSBI starts one hart, chosen by lottery, at _entry (kern/arch/riscv/entry.S), which
 // gives it a stack and calls kmain(hartid, dtb). kmain refuses a machine with less than
-// mem::MIN_MEMORY_MIB of RAM, initialises everything shared (deciding, in timer_init(), how
-// every hart arms its timer), creates the first process, starts every other hart through
-// SBI HSM at _secondary_entry -> kmain_secondary(), and joins the scheduler. Each secondary
-// hart only sets up its own state (paging, trap vector, timer, PLIC context) and joins the
-// scheduler too.
+// mem::MIN_MEMORY_MIB of RAM, picks the root disk (an initrd in RAM, if QEMU loaded one
+// that holds a file system, else virtio disk 0), initialises everything shared (deciding,
+// in timer_init(), how every hart arms its timer), creates the first process, starts every
+// other hart through SBI HSM at _secondary_entry -> kmain_secondary(), and joins the
+// scheduler. Each secondary hart only sets up its own state (paging, trap vector, timer,
+// PLIC context) and joins the scheduler too.
 
 #include "boot/main.h"
 
@@ -17,6 +18,7 @@
 #include "boot/fdt.h"
 #include "dev/console.h"
 #include "dev/export.h"
+#include "dev/ramdisk.h"
 #include "dev/virtio_blk.h"
 #include "fs/buf.h"
 #include "fs/file.h"
@@ -77,6 +79,7 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   phys_end = fdt_memory_end(dtb);
   if (phys_end <= mem::KERNBASE) phys_end = mem::DEFAULT_PHYSTOP;
   safestrcpy(bootargs, fdt_bootargs(dtb), sizeof(bootargs));
+  PhysRange initrd = fdt_initrd(dtb);
 
   console_init();
   kprintf("\ntern: booting on hart %lu\n", hartid);
@@ -86,7 +89,10 @@ extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
             mem::MIN_MEMORY_MIB);
     power_off_failed();
   }
-  kinit(phys_end);
+  // Before kinit(): an initrd that becomes the root disk is kept out of the free pages.
+  ramdisk_init(initrd.start, initrd.end, riscv::pg_round_up(reinterpret_cast<u64>(end)), phys_end,
+               dtb);
+  kinit(phys_end, ramdisk_start(), ramdisk_end());
   kvminit();
   procinit();
   trapinithart();       // the Sstc probe in timer_init() needs the trap vector

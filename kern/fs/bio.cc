@@ -26,7 +26,7 @@
 
 #include "fs/buf.h"
 
-#include "dev/virtio_blk.h"
+#include "dev/ramdisk.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
 #include "proc/proc.h"
@@ -115,7 +115,7 @@ void binit() {
 Buf *bread(u32 dev, u32 blockno) {
   Buf *b = get(dev, blockno);
   if (!b->valid) {
-    virtio_disk_rw(b, false);
+    disk_rw(b, false);
     b->valid = true;
   }
   return b;
@@ -123,7 +123,7 @@ Buf *bread(u32 dev, u32 blockno) {
 
 void bwrite(Buf *b) {
   if (!b->lock.holding()) panic("bwrite: buffer of block %u not locked", b->blockno);
-  virtio_disk_rw(b, true);
+  disk_rw(b, true);
 }
 
 void brelse(Buf *b) {

@@ -39,7 +39,7 @@
 
 #include "fs/log.h"
 
-#include "dev/virtio_blk.h"
+#include "dev/ramdisk.h"
 #include "fs/buf.h"
 #include "lib/printf.h"
 #include "lib/spinlock.h"
@@ -72,13 +72,13 @@ constinit Buf staging = {};
 void read_log_block(u32 blockno) {
   staging.dev = log.dev;
   staging.blockno = blockno;
-  virtio_disk_rw(&staging, false);
+  disk_rw(&staging, false);
 }
 
 void write_log_block(u32 blockno) {
   staging.dev = log.dev;
   staging.blockno = blockno;
-  virtio_disk_rw(&staging, true);
+  disk_rw(&staging, true);
 }
 
 // Write the in-memory header to disk. With n > 0 this is the commit point.

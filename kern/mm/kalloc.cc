@@ -3,8 +3,9 @@
 // Free pages form a singly linked list threaded through the pages themselves: the first
 // word of a free page points at the next free page. kinit() hands every page between the
 // end of the kernel image and the end of RAM to the list, one store per page, so even 128
-// MiB is ready in well under a millisecond. Pages are zeroed when allocated (kalloc), not
-// when freed, and only if the caller wants that.
+// MiB is ready in well under a millisecond. The one exception is the RAM disk's memory
+// (kern/dev/ramdisk.cc), which holds the root file system and is never handed out. Pages
+// are zeroed when allocated (kalloc), not when freed, and only if the caller wants that.
 //
 // One spinlock protects the list; allocation and free are a handful of instructions under
 // it, so contention between harts is short.
@@ -34,13 +35,16 @@ constinit Allocator kmem;
 
 }  // namespace
 
-void kinit(u64 phys_end) {
+void kinit(u64 phys_end, u64 keep_start, u64 keep_end) {
+  keep_start = riscv::pg_round_down(keep_start);
+  keep_end = riscv::pg_round_up(keep_end);
   u64 lo = riscv::pg_round_up(reinterpret_cast<u64>(end));
   kmem.lo = lo;
   kmem.hi = phys_end;
   // Build the list in ascending address order, so early allocations come from low memory.
   FreePage *head = nullptr;
   for (u64 pa = phys_end - riscv::PGSIZE; pa >= lo; pa -= riscv::PGSIZE) {
+    if (pa >= keep_start && pa < keep_end) continue;
     FreePage *p = reinterpret_cast<FreePage *>(pa);
     p->next = head;
     head = p;

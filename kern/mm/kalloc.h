@@ -4,7 +4,9 @@
 
 #include "lib/types.h"
 
-void kinit(u64 phys_end);
+// Hand every page from the end of the kernel image to phys_end to the allocator, except
+// those of [keep_start, keep_end) (the RAM disk's; an empty range keeps none).
+void kinit(u64 phys_end, u64 keep_start = 0, u64 keep_end = 0);
 // A zero-filled page, or nullptr when memory is exhausted.
 void *kalloc();
 // A page with undefined contents (cheaper when the caller overwrites it entirely).

@@ -11,8 +11,8 @@ Three ways to get a machine, from cheapest to most isolated:
   does not cascade through the file.
 * `machine` (per test, CPUS=3): a fresh machine, booted, for tests that need a known state,
   such as the first process id after boot.
-* `boot` (per test): a factory, `boot(cpus=1)`, for tests that choose the number of harts or
-  extra QEMU arguments. Machines it made are closed after the test.
+* `boot` (per test): a factory, `boot(cpus=1)`, for tests that choose the number of harts,
+  extra QEMU arguments, or the RAM disk (`ramdisk=True`, see machine.py). Machines it made are closed after the test.
 
 After each test (and each module, for the shared machine), every private disk image a
 machine of it used has been read by the file-system checker as the machine was closed
@@ -121,9 +121,9 @@ class MachineFactory:
         self.machines: list[Machine] = []
 
     def __call__(self, cpus: int = DEFAULT_CPUS, extra_args: tuple[str, ...] = (),
-                 timeout: float = 60) -> Machine:
+                 timeout: float = 60, ramdisk: bool = False) -> Machine:
         suffix = f"-{len(self.machines)}" if self.machines else ""
-        m = Machine(cpus, name=f"{self.name}{suffix}", extra_args=extra_args)
+        m = Machine(cpus, name=f"{self.name}{suffix}", extra_args=extra_args, ramdisk=ramdisk)
         self.machines.append(m)
         m.boot(timeout)
         return m

@@ -36,6 +36,13 @@ Design points a test writer should know:
   since that boot frees them). Problems are kept in DISK_PROBLEMS, and fixtures.py fails
   the test or module the machine belonged to; the image is kept beside the console logs.
 
+* `Machine(..., ramdisk=True)` boots with the private copy loaded by QEMU as an initrd
+  (`-initrd`): the kernel keeps its root file system in that memory (kern/dev/ramdisk.cc),
+  so disk-bound work costs the same instructions on every run under -icount. Virtio disk 0
+  is still attached (a second private copy, which the kernel leaves alone). What the guest
+  writes is lost when QEMU stops, so no disk check runs after close: there is nothing on
+  the host to check.
+
 * QEMU never outlives the harness: `close()` kills it, a Machine is a context manager, and
   atexit and signal handlers close whatever is still running. QEMU also runs with a
   parent-death signal, so even a harness killed with SIGKILL takes its QEMU with it.
@@ -252,7 +259,7 @@ class Machine:
                  extra_args: Sequence[str] = (), log_path: Path | None = None,
                  root: Path = REPO, image: Path | str | None = None,
                  command: Sequence[str] | None = None,
-                 platform: Sequence[str] | None = None) -> None:
+                 platform: Sequence[str] | None = None, ramdisk: bool = False) -> None:
         """Describe a machine; start() or boot() runs it.
 
         `image`, if given, is booted in place instead of a private copy of fs.img, and keeps
@@ -260,7 +267,13 @@ class Machine:
         names any disk QEMU can open (such as "nbd:unix:/path"). `command`, if
         given, runs instead of QEMU: it is for testing the harness itself. `platform` holds
         Makefile variable settings (GRADE_PLATFORM's if None); a CPUS=n there wins over `cpus`.
+        `ramdisk` loads the private copy as an initrd, the kernel's RAM disk, instead of
+        giving it to the kernel on virtio (see the module's notes); the guest's writes vanish
+        with QEMU, so the disk is not checked after close. It needs the private copy: no
+        `image`.
         """
+        if ramdisk and image is not None:
+            raise ValueError("ramdisk=True boots a private copy of fs.img; do not pass image")
         self.platform = tuple(platform_vars() if platform is None else platform)
         self.cpus = platform_cpus(cpus, self.platform, extra_args)
         self.image = image
@@ -283,7 +296,8 @@ class Machine:
         self._verbose = os.environ.get("GRADE_VERBOSE", "") not in ("", "0")
         self.start_time = 0.0
         # Check the private copy of fs.img when the machine is closed (see DISK_PROBLEMS).
-        self.check_disk = True
+        self.ramdisk = ramdisk
+        self.check_disk = not ramdisk
 
     # -- life cycle --
 
@@ -304,8 +318,13 @@ class Machine:
                 self._tmpdir = Path(tempfile.mkdtemp(prefix="tern-grade-"))
                 image = self._tmpdir / "fs.img"
                 shutil.copyfile(self.root / "fs.img", image)
-            self.argv = qemu_command(self.cpus, image, self.extra_args, self.root,
-                                     self.platform)
+            extra = list(self.extra_args)
+            if self.ramdisk and self._tmpdir is not None:
+                # A copy of its own: QEMU locks the drive's file while it runs.
+                initrd = self._tmpdir / "initrd.img"
+                shutil.copyfile(self.root / "fs.img", initrd)
+                extra += ["-initrd", str(initrd)]
+            self.argv = qemu_command(self.cpus, image, extra, self.root, self.platform)
         self.start_time = time.monotonic()
         self._child = pexpect.spawn(
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",

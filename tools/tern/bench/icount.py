@@ -11,6 +11,14 @@ with one exception: `fwrite` waits for the disk, and QEMU fills idle time with j
 next timer deadline, as many as the host's disk latency allows. bsys subtracts the time the
 hart spent idle (/proc/cpustat) to count the work alone, which varies far less.
 
+The write path is exact on a second machine whose root file system is a RAM disk (fs.img
+loaded with -initrd, kern/dev/ramdisk.cc): there every block moves with memmove, with no
+interrupt and no wait, so `fwrite` costs the same instructions on every fresh boot. The
+virtio write figures stay beside it: they are what the virtio disk costs, which the RAM disk
+does not measure. A whole `usertests -q` is counted there too, but it is not marked exact:
+on fresh boots typing the same commands it mostly repeats, yet about one run in five
+differs by up to a hundred instructions in 13.7 G (see USERTESTS_NOTE).
+
 The profiler's figures are computed this way:
 
   whole timer trap with a sample = (instructions profiled - instructions unprofiled) / samples
@@ -62,14 +70,15 @@ class Sizes:
     work_units: int       # bsys prof: 80,000 instructions a unit
     ksys_rounds: int      # bsys ksys: about 200,000 instructions a round
     render_samples: int   # samples rendered for the /proc/profile figures
+    usertests_args: str | None  # on the RAM disk; None: the first quick test (smoke pass)
 
 
 FULL = Sizes(null_calls=10_000, fork_rounds=200, exec_rounds=100, pingpong_rounds=1000,
              pipe_bytes=1 << 20, file_bytes=16 << 10, fread_rounds=50, fwrite_bytes=64 << 10,
-             work_units=2500, ksys_rounds=500, render_samples=10_000)
+             work_units=2500, ksys_rounds=500, render_samples=10_000, usertests_args="-q")
 SMOKE = Sizes(null_calls=1000, fork_rounds=20, exec_rounds=10, pingpong_rounds=100,
               pipe_bytes=128 << 10, file_bytes=16 << 10, fread_rounds=5, fwrite_bytes=16 << 10,
-              work_units=400, ksys_rounds=100, render_samples=1000)
+              work_units=400, ksys_rounds=100, render_samples=1000, usertests_args=None)
 
 
 def parse(out: str, name: str) -> list[dict[str, int]]:
@@ -229,11 +238,62 @@ def run_syscalls(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
         "virtual time less the time the hart was idle (/proc/cpustat): the writer's work. It "
         "still varies by a few tenths of a percent: QEMU completes a disk request on another "
         "host thread, so where its interrupt falls in the writer's work, and whether the "
-        "writer has to sleep for it at all, depends on the host")
+        "writer has to sleep for it at all, depends on the host. The RAM disk's figure below is "
+        "the exact one")
     figs["sys.fwrite.virtual"].add(fw["bytes"] * 1e6 / fw["insns"])
     figs["sys.fwrite.virtual"].note = (
         "while the writer waits for the disk QEMU (sleep=off) jumps to the next timer deadline "
         "as often as the host's disk latency allows: this one mostly measures those jumps")
+
+
+RAM_DISK = re.compile(r"(?m)^tern: disk: ram, (\d+) KiB$")
+USERTESTS_NOTE = (
+    "not exact: on fresh boots it repeated in 7 of 9 runs and differed by up to 100 "
+    "instructions in the others (13,661,344,353 / 453 / 475). The cause is not the disk (the "
+    "RAM disk waits for nothing) nor the console's back-pressure (leaving the console unread "
+    "for 25 s gave the usual count: QEMU's UART hands each byte to the host at once and "
+    "raises its transmit interrupt in the same instruction); it is still to be found")
+
+
+def ramdisk_figures(s: Sizes) -> dict[str, Figure]:
+    args = s.usertests_args if s.usertests_args is not None else "NAME"
+    what = "usertests -q" if args == "-q" else "usertests, one quick test (smoke pass)"
+    figs = [
+        Figure("ram.fwrite", "ramdisk", f"file write, {s.fwrite_bytes >> 10} KiB in 4 KiB "
+               "writes, RAM disk", "bytes / M instructions", "icount", digits=0, exact=True),
+        Figure("ram.usertests", "ramdisk", f"{what}, RAM disk, CPUS=1", "instructions",
+               "icount", digits=0, exact=False),
+    ]
+    return {f.key: f for f in figs}
+
+
+def run_ramdisk(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
+    """The write path and usertests on a machine booted with Machine(ramdisk=True)."""
+    ram = RAM_DISK.search(g.m.boot_output)
+    if ram is None:
+        raise MachineError("booted with an initrd, but the kernel did not say "
+                           "`tern: disk: ram, N KiB`")
+    fw = g.one(f"fwrite {s.fwrite_bytes}", "fwrite")
+    if fw["idle"] != 0:
+        raise MachineError(f"bsys fwrite was idle for {fw['idle']} instructions on the RAM "
+                           "disk, which never waits")
+    fig = figs["ram.fwrite"]
+    fig.add(fw["bytes"] * 1e6 / fw["insns"])
+    fig.note = (f"the same workload as the virtio figure, on a {ram.group(1)} KiB RAM disk "
+                "(-initrd): blocks move with memmove, nothing waits, so this is the file "
+                "system's and the log's own work, exactly")
+    args = s.usertests_args
+    if args is None:
+        quick = re.findall(r"(?m)^(\S+) \(quick\)$", g.m.run("usertests -l", timeout=30))
+        if not quick:
+            figs["ram.usertests"].missing = "usertests -l lists no quick test"
+            return
+        args = quick[0]
+    fig = figs["ram.usertests"]
+    fig.add(g.program(f"usertests {args}", timeout=1800))
+    fig.note = (f"`bsys run usertests {args}`: the second of two runs, from fork to wait, "
+                "idle time and console output included"
+                + ("; " + USERTESTS_NOTE if args == "-q" else ""))
 
 
 def run_profiler(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:

@@ -13,6 +13,7 @@ The groups, in the order they run:
   syscalls   system calls, counted in guest instructions under -icount (icount.py)
   profiler   the profiler's cost per sample, its slowdown, rendering /proc/profile, and
              the timer trap on both clocks, Sstc and SBI (icount)
+  ramdisk    the file write and `usertests -q` on a RAM disk (-initrd), exactly (icount)
   boot       boot time at CPUS=1 and CPUS=3 (wall clock; wallclock.py)
   usertests  `usertests -q` at CPUS=3 (wall clock)
   symbolize  reading /proc/profile with 100,000 samples in it (wall clock)
@@ -55,7 +56,7 @@ from tern.bench import icount, wallclock
 from tern.bench.icount import ICOUNT_ARGS
 from tern.bench.wallclock import Machine, MachineError
 OUT_DIR = REPO / "build" / "bench"
-GROUPS = ("syscalls", "profiler", "boot", "usertests", "symbolize", "export", "grader")
+GROUPS = ("syscalls", "profiler", "ramdisk", "boot", "usertests", "symbolize", "export", "grader")
 README_BEGIN = "<!-- bench table begin -->"
 README_END = "<!-- bench table end -->"
 
@@ -140,6 +141,17 @@ class Bench:
                     want_prof = profiler_step(icount.run_sbi_clock, icount.Session(m),
                                               self.sizes, prof_figs)
 
+    def run_ramdisk(self) -> None:
+        if not self.wanted("ramdisk"):
+            return
+        figs = self.keep(icount.ramdisk_figures(self.sizes))
+        runs = self.runs_of(3)
+        for i in range(runs):
+            log(f"ramdisk run {i + 1}/{runs}: file write and usertests on a RAM disk, CPUS=1")
+            with Machine(1, name="bench-ramdisk", extra_args=ICOUNT_ARGS, ramdisk=True) as m:
+                m.boot(timeout=120)
+                icount.run_ramdisk(icount.Session(m), self.sizes, figs)
+
     def run_boot(self) -> None:
         if not self.wanted("boot"):
             return
@@ -196,7 +208,7 @@ class Bench:
         """Run every wanted group; a group that fails is reported and the rest still run."""
         problems = []
         steps: list[tuple[str, Callable[[], None]]] = [
-            ("icount", self.run_icount), ("boot", self.run_boot),
+            ("icount", self.run_icount), ("ramdisk", self.run_ramdisk), ("boot", self.run_boot),
             ("usertests", self.run_usertests), ("symbolize", self.run_symbolize),
             ("export", self.run_export), ("grader", self.run_grader)]
         for name, step in steps:
