@@ -897,7 +897,8 @@ def test_profile_run_follows_children(shared: Machine) -> None:
             f"{child}: `profile run` must follow the command's children (profile(pid, "
             f"PROF_FOLLOW, 1) before the go-ahead) and report them with it (top(10, pid, "
             f"true)):\n{out}")
-        assert re.search(rf"(?m)^profile: pid {child} \(labforks\)", out), (
+        assert re.search(rf"(?m)^profile: pid {child} \(labforks\), forked by pid {root}\b",
+                         out), (
             f"the report should name the followed process {child} on a line of its own "
             f"(`profile: pid {child} (labforks), ...`: top() prints it):\n{out}")
     assert any(r.pid == root and r.name == "parent_work" for r in top.rows), (

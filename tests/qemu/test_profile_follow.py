@@ -104,6 +104,8 @@ BAD_COMMANDS = [
     ("all on children", "usage"),
     ("{pid} on children extra", "unexpected 'extra' after 'children'"),
     ("run -n", "usage"),
+    ("run -x spin", "unknown option '-x'"),
+    ("run -n -n spin", "unknown option '-n'"),
 ]
 
 

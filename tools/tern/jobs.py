@@ -34,15 +34,14 @@ def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> N
     it forks, so the job may still be reading its program from the disk: a test that needs
     it on the CPU, never asleep, waits here first. The shell must be at a prompt; ^P does
     not reach it, so it still is afterwards."""
+    if not m.at_prompt:
+        raise MachineError(f"wait_past_exec({pid}) while the shell is not at a prompt")
     line = re.compile(rf"^{pid} (\S+) +(\S+)\r?$", re.M)
     deadline = time.monotonic() + timeout * timeout_scale()
     while True:
-        start = len(m.output)
         m.send("\x10")
         m.at_prompt = True  # ^P lists processes on the console; the shell's line is untouched
         found = m.expect(line, timeout=timeout)
-        if found.start() < start:
-            continue  # a list printed before this ^P
         if found.group(1) in ("run", "runble") and found.group(2) == program:
             return
         if time.monotonic() > deadline:

@@ -244,6 +244,7 @@ int main(int argc, char **argv) {
     bool children = !(argc > 2 && strcmp(argv[2], "-n") == 0);
     if (!children) first++;
     if (argc <= first) usage("run: no command to run");
+    if (argv[first][0] == '-') usage("run: unknown option '%s' (only -n)", argv[first]);
     return run(argv + first, children);
   }
   if (strcmp(verb, "top") == 0) {
