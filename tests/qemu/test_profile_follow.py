@@ -56,7 +56,8 @@ def test_on_children_follows_later_forks(shared: Machine) -> None:
     assert shared.run("profile clear") == ""
     assert shared.run("profile rate 100") == ""
     # labforks -w forks only once /proc/profstat lists it under `following:`.
-    parent = jobs.start_background(shared, "labforks -w 2 4")
+    # The children spin 8 s: the checks below, a few commands, must come while they run.
+    parent = jobs.start_background(shared, "labforks -w 2 8")
     out = quiet(shared.run(f"pstatus profile {parent} on children"))
     assert out == "pstatus: exit 0", (
         f"`profile {parent} on children` should print nothing and exit 0: {out!r}")
