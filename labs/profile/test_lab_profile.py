@@ -503,10 +503,15 @@ def test_symbols_at_return_address(shared: Machine) -> None:
         f"{sorted(hex(a) for a in returns)}")
 
 
+# psys's samples, wait samples among them (it waits for the disk and pipes): on one hart a
+# few percent of them are in kernel mode, so a few hundred give the tests below enough.
+PSYS_RATE, PSYS_SAMPLES = 250, 300
+
+
 @points(4)
 def test_kernel_frames(shared: Machine) -> None:
-    fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 60", 60)
+    fresh_profile(shared, PSYS_RATE)
+    pid = profile_background(shared, "psys 60", PSYS_SAMPLES)
     _, samples = cat_profile(shared)
     # Samples taken before psys's exec (it was started with `psys 60 &`) are the shell's.
     samples = pc.of_program(samples, pid, "psys")
@@ -531,8 +536,8 @@ def test_kernel_frames(shared: Machine) -> None:
 
 @points(2)
 def test_stub_caller_follows_pc(shared: Machine) -> None:
-    fresh_profile(shared, 100)
-    pid = profile_background(shared, "psys 60", 60)
+    fresh_profile(shared, PSYS_RATE)
+    pid = profile_background(shared, "psys 60", PSYS_SAMPLES)
     _, samples = cat_profile(shared)
     samples = pc.of_pid(samples, pid)
     table = pc.user_symbols("psys")
