@@ -365,35 +365,36 @@ int profile_read(bool user, u64 addr, u32 off, int n, u64 &state) {
 // }
 // LAB profile/procfile END
 
+namespace {
+
+// ` PID PID ...` for the processes `picked` chooses, or ` none`; then the end of the line.
+template <typename Pick>
+void pid_list(ProcText &out, Pick picked) {
+  int shown = 0;
+  for (Proc &p : procs) {
+    if (picked(p)) {
+      out.ch(' ').num(static_cast<u64>(p.pid));
+      shown++;
+    }
+  }
+  if (shown == 0) out.str(" none");
+  out.ch('\n');
+}
+
+}  // namespace
+
 void render_profstat(ProcText &out) {
   lock();
   Counters c = counters();
   unlock();
   out.str("profiling:");
-  if (all_mode) {
-    out.str(" all");
-  } else {
-    int shown = 0;
-    for (Proc &p : procs) {
-      if (p.prof.profiled) {
-        out.ch(' ').num(static_cast<u64>(p.pid));
-        shown++;
-      }
-    }
-    if (shown == 0) out.str(" none");
-  }
-  out.ch('\n');
+  if (all_mode)
+    out.str(" all\n");
+  else
+    pid_list(out, [](const Proc &p) { return p.prof.profiled != 0; });
   // The processes whose forks are sampled too (PROF_FOLLOW, sysprofile.cc).
   out.str("following:");
-  int following = 0;
-  for (Proc &p : procs) {
-    if (p.prof.follow) {
-      out.ch(' ').num(static_cast<u64>(p.pid));
-      following++;
-    }
-  }
-  if (following == 0) out.str(" none");
-  out.ch('\n');
+  pid_list(out, [](const Proc &p) { return p.prof.follow != 0; });
   // The sampler's count of profiled processes, and the flags it counts, by scanning the
   // table (sysprofile.cc keeps them equal; a test compares them).
   int flagged = 0;
