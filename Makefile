@@ -228,8 +228,8 @@ test: deps-test ## install what the tests need if missing, then run every test [
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
-	$(PYTHON) -m pytest -q -rs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
-	$(PYTHON) -m pytest -q -rs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
@@ -237,10 +237,10 @@ test: deps-test ## install what the tests need if missing, then run every test [
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -C tests/host run
-	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
 test-tools: deps-test ## only the tests of the profile tools (tests/tools)
-	$(PYTHON) -m pytest -q -rs tests/tools $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
 # --- Habits ----------------------------------------------------------------------------------
 # The C++ files follow .clang-format; `make test` checks it first. FORMAT_SRCS may be set to

@@ -124,6 +124,20 @@ class Console:
     def tail(self, lines: int = 25) -> str:
         return "\n".join(self.text.replace("\r", "").splitlines()[-lines:])
 
+    def failures(self, lines: int = 120) -> str:
+        """pytest's failure reports and its FAILED and ERROR summary lines, wherever they are
+        in the output: a failed suite's last lines may be some other test's summary."""
+        text = self.text.replace("\r", "").splitlines()
+        report = []
+        for i, line in enumerate(text):
+            if re.match(r"=+ (FAILURES|ERRORS) =+$", line):
+                for rest in text[i:i + lines]:
+                    if rest is not line and re.match(r"=+ .* =+$", rest):
+                        break
+                    report.append(rest)
+        report += [line for line in text if re.match(r"(FAILED|ERROR) ", line)]
+        return "\n".join(report)
+
 
 def parse_step(step: str) -> tuple:
     kind, _, rest = step.partition(":")
@@ -185,6 +199,9 @@ def main() -> int:
         except (StepFailed, Stopped) as failure:
             print(f"    step {step[1]!r} failed: {failure}\n--- last lines:\n{console.tail()}",
                   flush=True)
+            failures = console.failures()
+            if failures:
+                print(f"--- what failed:\n{failures}", flush=True)
             return 1
         finally:
             console.stop()

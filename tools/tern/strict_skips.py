@@ -4,7 +4,7 @@ A test skips when something it needs is missing (a package, a tool, a built file
 developer's machine that is a convenience; in CI, where tools/deps installs everything, a
 skip means a test that proves nothing went unnoticed. So when the environment has
 `CI=true`, every skipped test (and every skipped test file) is reported as failed instead,
-with the skip's reason. `make test` runs pytest with `-rs`, which lists the reasons of the
+with the skip's reason. `make test` runs pytest with `-rfEs`, which lists the reasons of the
 skips that remain outside CI.
 
 This module is a pytest plugin (the root pytest.ini loads it for every test): its report
