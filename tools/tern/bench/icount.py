@@ -164,12 +164,13 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
     for depth in DEPTHS + ("kernel",):
         what = ("system calls (kernel frames)" if depth == "kernel"
                 else f"{depth}-frame user stack")
-        # The profiler's targets are stated for an 8-frame user stack: 300 instructions of
-        # the sampler's own work, 800 for the whole trap. Deeper stacks cost about 16
-        # instructions a frame more (each frame's checks: in the page, text, alignment,
-        # rising); at 32 frames that alone is over 400, so no bound is set for them.
-        trap_target = Target(800) if depth == 8 else None
-        own_target = Target(300) if depth == 8 else None
+        # The profiler's targets are stated for an 8-frame user stack: 175 instructions of
+        # the sampler's own work, 400 for the whole trap (the first design asked for 300 and
+        # 800, which it meets). Deeper stacks cost about 16 instructions a frame more (each
+        # frame's checks: in the page, text, alignment, rising); at 32 frames that alone is
+        # over 400, so no bound is set for them.
+        trap_target = Target(400) if depth == 8 else None
+        own_target = Target(175) if depth == 8 else None
         figs.append(Figure(f"prof.sample.{depth}.trap", "profiler",
                            f"sample, {what}: whole timer trap", "instructions", "icount",
                            digits=1, exact=True, target=trap_target))
