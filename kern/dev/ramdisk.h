@@ -9,7 +9,7 @@ struct Buf;
 
 // Why the memory [start, end) cannot be the root file system's disk, or nullptr if it can.
 // [ram_start, ram_end) is the RAM the kernel may use, and the device tree at `dtb` must not
-// lie inside the disk (the boot reads it later). The disk must be a whole number of blocks,
+// start inside the disk (a sign that the two overlap; its length is not checked). The disk must be a whole number of blocks,
 // and its superblock (block 1) must carry the file system's magic number and claim no more
 // blocks than there are. Only the superblock is read, and only once the range is known to
 // be inside RAM and long enough to hold it.

@@ -17,14 +17,17 @@
 //     freeproc() calls on_exit() as well, so that a profile(2) breaking the rule (a lab
 //     solution accepting a zombie) costs a wrong answer, not a free slot that keeps the
 //     sampler on.
-//   - ProfState::follow is set only by PROF_FOLLOW, on a process found live and sampled
-//     under one hold of its p->lock, and cleared with `profiled` (stop_locked): a process
+//   - ProfState::follow is set by PROF_FOLLOW, on a process found live and sampled under
+//     one hold of its p->lock, and by fork() on the child of a process that follows
+//     (on_fork, as `profiled` is); it is cleared with `profiled` (stop_locked): a process
 //     that is not sampled never follows.
 //   - Every other change of who is profiled, and every image attach, happens with prof_lock
 //     (a sleep lock) held; exec's on_exec() takes it too before it reads the flags. One
 //     profile(2) call is therefore wholly before or wholly after an exec's check. (fork()
-//     cannot take a sleep lock under the child's p->lock, and needs none: no exec of the
-//     child can begin before the child runs.)
+//     cannot take a sleep lock under the child's p->lock, and needs none there: no exec of
+//     the child can begin before the child runs. It takes prof_lock afterwards, in
+//     after_fork(), for a child that will be sampled; so in all mode every fork waits for
+//     it, behind a reader of /proc/profile if one holds it.)
 //   - The timer trap reads the flags without a lock, for the process running on its own hart;
 //     a value a moment old costs one sample at most.
 //

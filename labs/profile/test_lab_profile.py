@@ -219,14 +219,15 @@ def test_on_off_running_process(shared: Machine) -> None:
     recorded = int(stat.get("recorded", "0"))
     assert recorded >= 5, (
         f"spin ran for {SAMPLES_WINDOW * timeout_scale():.0f} s while profiled at 100 Hz, but "
-        f"only {recorded} samples were recorded: the sampler takes samples of a process only if its Proc::profiled is set "
-        f"and prof::nprofiled counts it (or all mode is on)")
+        f"only {recorded} samples were recorded: the sampler takes samples of a process only "
+        f"if its Proc::profiled is set and prof::nprofiled counts it (or all mode is on)")
 
 
 LEGEND = ("on/pid N: PROF_ON for a pid no process has; off/pid N: PROF_OFF likewise; "
           "on/zombie, off/zombie: a child that has exited and not yet been waited for; "
-          "on/killed: a child that has been killed; cmd N: an unknown command; off/self not on: PROF_OFF for a process that is not "
-          "being profiled; off/all not on: PROF_OFF for all when all mode is off; rate N: "
+          "on/killed: a child that has been killed; cmd N: an unknown command; "
+          "off/self not on: PROF_OFF for a process that is not being profiled; "
+          "off/all not on: PROF_OFF for all when all mode is off; rate N: "
           "PROF_RATE outside 10..10000; on/self, off/self, rate unchanged: good calls that "
           "must return 0")
 

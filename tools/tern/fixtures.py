@@ -12,7 +12,8 @@ Three ways to get a machine, from cheapest to most isolated:
 * `machine` (per test, CPUS=3): a fresh machine, booted, for tests that need a known state,
   such as the first process id after boot.
 * `boot` (per test): a factory, `boot(cpus=1)`, for tests that choose the number of harts,
-  extra QEMU arguments, or the RAM disk (`ramdisk=True`, see machine.py). Machines it made are closed after the test.
+  extra QEMU arguments, or the RAM disk (`ramdisk=True`, see machine.py). Machines it made
+  are closed after the test.
 
 After each test (and each module, for the shared machine), every private disk image a
 machine of it used has been read by the file-system checker as the machine was closed

@@ -267,10 +267,10 @@ class Machine:
         names any disk QEMU can open (such as "nbd:unix:/path"). `command`, if
         given, runs instead of QEMU: it is for testing the harness itself. `platform` holds
         Makefile variable settings (GRADE_PLATFORM's if None); a CPUS=n there wins over `cpus`.
-        `ramdisk` loads the private copy as an initrd, the kernel's RAM disk, instead of
-        giving it to the kernel on virtio (see the module's notes); the guest's writes vanish
-        with QEMU, so the disk is not checked after close. It needs the private copy: no
-        `image`.
+        `ramdisk` also loads the private copy as an initrd, which the kernel then uses as its
+        root file system instead of virtio disk 0 (see the module's notes); the guest's writes
+        vanish with QEMU, so the disk is not checked after close. It needs the private copy:
+        no `image`.
         """
         if ramdisk and image is not None:
             raise ValueError("ramdisk=True boots a private copy of fs.img; do not pass image")

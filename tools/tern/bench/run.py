@@ -13,7 +13,7 @@ The groups, in the order they run:
   syscalls   system calls, counted in guest instructions under -icount (icount.py)
   profiler   the profiler's cost per sample, its slowdown, rendering /proc/profile, and
              the timer trap on both clocks, Sstc and SBI (icount)
-  ramdisk    the file write and `usertests -q` on a RAM disk (-initrd), exactly (icount)
+  ramdisk    the file write (exactly) and `usertests -q` on a RAM disk (-initrd) (icount)
   boot       boot time at CPUS=1 and CPUS=3 (wall clock; wallclock.py)
   usertests  `usertests -q` at CPUS=3 (wall clock)
   symbolize  reading /proc/profile with 100,000 samples in it (wall clock)
