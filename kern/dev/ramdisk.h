@@ -9,10 +9,11 @@ struct Buf;
 
 // Why the memory [start, end) cannot be the root file system's disk, or nullptr if it can.
 // [ram_start, ram_end) is the RAM the kernel may use, and the device tree at `dtb` must not
-// start inside the disk (a sign that the two overlap; its length is not checked). The disk must be a whole number of blocks,
-// and its superblock (block 1) must carry the file system's magic number and claim no more
-// blocks than there are. Only the superblock is read, and only once the range is known to
-// be inside RAM and long enough to hold it.
+// start inside the disk (its length is not checked: a tree that starts below the disk and
+// runs into it passes). The disk must be a whole number of blocks, and its superblock
+// (block 1) must carry the file system's magic number and claim no more blocks than there
+// are. Only the superblock is read, and only once the range is known to be inside RAM and
+// long enough to hold it.
 inline const char *ramdisk_problem(u64 start, u64 end, u64 ram_start, u64 ram_end, u64 dtb) {
   using namespace fsfmt;
   if (end <= start) return "it is empty";
