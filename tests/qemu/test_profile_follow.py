@@ -55,28 +55,43 @@ def nothing_left(stat: dict[str, str]) -> bool:
 def test_on_children_follows_later_forks(shared: Machine) -> None:
     assert shared.run("profile clear") == ""
     assert shared.run("profile rate 100") == ""
-    # labforks -w forks only once /proc/profstat lists it under `following:`.
-    # The children spin 8 s: the checks below, a few commands, must come while they run.
-    parent = jobs.start_background(shared, "labforks -w 2 8")
-    out = quiet(shared.run(f"pstatus profile {parent} on children"))
-    assert out == "pstatus: exit 0", (
-        f"`profile {parent} on children` should print nothing and exit 0: {out!r}")
-    stat = profstat(shared)
-    assert str(parent) in stat["following"].split(), (
-        f"after `profile {parent} on children`, `following:` should list {parent}: {stat}")
-    # Once it has forked, switch the parent off: its children stay sampled.
-    stat = wait_for_profstat(shared, lambda s: len(s["profiling"].split()) >= 3,
-                             f"labforks {parent} should fork two followed children")
-    children = [int(p) for p in stat["profiling"].split() if int(p) != parent]
-    assert all(p > parent for p in children), stat
-    assert quiet(shared.run(f"profile {parent} off")) == ""
-    stat = profstat(shared)
-    assert str(parent) not in stat["profiling"].split(), stat
-    assert str(parent) not in stat.get("following", "").split(), (
-        f"PROF_OFF should stop following too: {stat}")
-    assert all(str(p) in stat["profiling"].split() for p in children), (
-        f"switching the parent off must leave its followed children {children} sampled: {stat}")
-    wait_for_profstat(shared, nothing_left, "after labforks and its children exit")
+    # labforks -w forks only once /proc/profstat lists it under `following:`. Its children
+    # spin for up to a minute; the test kills them and their parent once it has checked them.
+    parent = jobs.start_background(shared, "labforks -w 2 60")
+    children: list[int] = []
+    try:
+        out = quiet(shared.run(f"pstatus profile {parent} on children"))
+        assert out == "pstatus: exit 0", (
+            f"`profile {parent} on children` should print nothing and exit 0: {out!r}")
+        stat = profstat(shared)
+        assert str(parent) in stat["following"].split(), (
+            f"after `profile {parent} on children`, `following:` should list {parent}: {stat}")
+        # Once it has forked, switch the parent off: its children stay sampled.
+        stat = wait_for_profstat(shared, lambda s: len(s["profiling"].split()) >= 3,
+                                 f"labforks {parent} should fork two followed children")
+        children = [int(p) for p in stat["profiling"].split() if int(p) != parent]
+        assert all(p > parent for p in children), stat
+        # The three spin now: 30 more samples give the parent some in parent_work.
+        recorded = int(stat["recorded"])
+        wait_for_profstat(shared, lambda s: int(s["recorded"]) >= recorded + 30,
+                          f"labforks {parent} and its children should be sampled")
+        assert quiet(shared.run(f"profile {parent} off")) == ""
+        stat = profstat(shared)
+        assert str(parent) not in stat["profiling"].split(), stat
+        assert str(parent) not in stat.get("following", "").split(), (
+            f"PROF_OFF should stop following too: {stat}")
+        assert all(str(p) in stat["profiling"].split() for p in children), (
+            f"switching the parent off must leave its followed children {children} sampled: "
+            f"{stat}")
+        # The children alone are sampled now: 40 more samples are theirs.
+        recorded = int(stat["recorded"])
+        wait_for_profstat(shared, lambda s: int(s["recorded"]) >= recorded + 40,
+                          f"the followed children {children} should be sampled")
+    finally:
+        # The parent first, so that init reaps the children.
+        for pid in (parent, *children):
+            shared.run(f"kill {pid}")
+    wait_for_profstat(shared, nothing_left, "after labforks and its children are killed")
 
     top = pc.parse_top(shared.run("profile top 40"))
     for child in children:
