@@ -68,17 +68,17 @@ class Sizes:
     fread_rounds: int
     fwrite_bytes: int
     work_units: int       # bsys prof: 80,000 instructions a unit
-    ksys_rounds: int      # bsys ksys: about 200,000 instructions a round
+    ksys_rounds: int      # bsys ksys: about 29,000 instructions a round
     render_samples: int   # samples rendered for the /proc/profile figures
     usertests_args: str | None  # on the RAM disk; None: the first quick test (smoke pass)
 
 
 FULL = Sizes(null_calls=10_000, fork_rounds=200, exec_rounds=100, pingpong_rounds=1000,
              pipe_bytes=1 << 20, file_bytes=16 << 10, fread_rounds=50, fwrite_bytes=64 << 10,
-             work_units=2500, ksys_rounds=500, render_samples=10_000, usertests_args="-q")
+             work_units=2500, ksys_rounds=5000, render_samples=10_000, usertests_args="-q")
 SMOKE = Sizes(null_calls=1000, fork_rounds=20, exec_rounds=10, pingpong_rounds=100,
               pipe_bytes=128 << 10, file_bytes=16 << 10, fread_rounds=5, fwrite_bytes=16 << 10,
-              work_units=400, ksys_rounds=100, render_samples=1000, usertests_args=None)
+              work_units=400, ksys_rounds=1000, render_samples=1000, usertests_args=None)
 
 
 def parse(out: str, name: str) -> list[dict[str, int]]:
