@@ -395,18 +395,27 @@ void test_fsconcurrent() {
             if (rng.below(4) == 0) {
               mkdir(name);
             } else {
+              // Another worker may unlink the name between the open and the fstat: a file
+              // held open keeps its inode with nlink 0. But such a file can never be named
+              // again, so while it is held the name must lead elsewhere, or nowhere.
+              int fd = open(name, O_RDONLY);
               struct stat st;
-              if (stat(name, &st) == 0) {
+              if (fd >= 0 && fstat(fd, &st) == 0) {
                 CHECK(st.type == T_FILE || st.type == T_DIR, "%s has type %d", name, st.type);
-                CHECK(st.nlink >= 1, "%s is named but has nlink %d", name, st.nlink);
+                struct stat now;
+                CHECK(st.nlink >= 1 || stat(name, &now) != 0 || now.ino != st.ino,
+                      "%s names inode %u, which has nlink 0", name, st.ino);
               }
+              if (fd >= 0) close(fd);
             }
         }
       }
     });
   }
   expect_all_ok(pids, WORKERS, "worker");
-  // Check every entry, then clear them all.
+  // Check every entry, then clear them all. Every entry leads to its inode, and each
+  // inode's nlink is the number of entries that name it: the names are all in uc, and
+  // a directory's "." is not counted (dir.cc).
   int fd = open("uc", O_RDONLY);
   CHECK(fd >= 0, "cannot open uc");
   struct {
@@ -414,8 +423,12 @@ void test_fsconcurrent() {
     char name[14];
   } e;
   char path[32];
+  unsigned short inums[NAMES];
+  int entries = 0;
   while (read(fd, &e, sizeof(e)) == sizeof(e)) {
     if (e.inum == 0 || e.name[0] == '.') continue;
+    CHECK(entries < NAMES, "uc holds more than %d names", NAMES);
+    inums[entries++] = e.inum;
     strcpy(path, "uc/");
     memcpy(path + 3, e.name, 14);
     path[17] = '\0';
@@ -424,6 +437,18 @@ void test_fsconcurrent() {
           e.inum);
   }
   close(fd);
+  int found = 0;
+  for (int i = 0; i < NAMES; i++) {
+    struct stat st;
+    if (stat(numbered(path, "uc/n", i), &st) != 0) continue;
+    found++;
+    int names = 0;
+    for (int k = 0; k < entries; k++) names += inums[k] == st.ino;
+    CHECK(names > 0, "%s leads to inode %u, which no entry of uc names", path, st.ino);
+    CHECK(st.nlink == names, "inode %u has nlink %d but %d entries name it", st.ino, st.nlink,
+          names);
+  }
+  CHECK(found == entries, "uc has %d entries but %d of its names lead anywhere", entries, found);
   for (int i = 0; i < NAMES; i++) unlink(numbered(path, "uc/n", i));
   CHECK(unlink("uc") == 0, "uc could not be removed after the workers finished");
 
