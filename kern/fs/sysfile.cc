@@ -191,8 +191,9 @@ int link_locked(const char *old_path, const char *new_path) {
   ilock(ip);
   int r = -1;
   // nlink is 16 bits on disk: one more link than it holds would wrap it, and the inode
-  // would be freed while names still point at it.
-  if (dp->dev == ip->dev && dp->nlink > 0 && ip->nlink < INT16_MAX &&
+  // would be freed while names still point at it. An inode with no links left was unlinked
+  // after the lookup above: old_path names nothing now, and a removed file is not revived.
+  if (dp->dev == ip->dev && dp->nlink > 0 && ip->nlink > 0 && ip->nlink < INT16_MAX &&
       dirlink(dp, name, ip->inum) == 0) {
     ip->nlink++;
     iupdate(ip);
