@@ -2,8 +2,11 @@
 //
 // Registers are bytes at mem::UART0 + offset (the 16550 data sheet's names). Reception is
 // interrupt-driven: each received byte goes to console_intr(). Transmission by processes
-// goes through a small ring buffer drained by the transmit-holding-register-empty
-// interrupt, so a writer sleeps instead of spinning; kprintf bypasses the buffer and polls.
+// goes through a small ring buffer: a byte goes to the hardware at once if the transmitter
+// has room, and otherwise waits in the ring for the transmit-holding-register-empty
+// interrupt, while its writer sleeps if the ring is full. That interrupt is enabled only
+// while bytes wait: QEMU's transmitter is idle again as soon as a byte is written, and an
+// interrupt for every write would cost a trap a byte. kprintf bypasses the buffer and polls.
 
 #include "dev/uart.h"
 
@@ -44,18 +47,26 @@ constinit char tx_buf[TX_BUF_SIZE];
 constinit u64 tx_w = 0;  // next slot to write (tx_buf[tx_w % TX_BUF_SIZE])
 constinit u64 tx_r = 0;  // next slot to send
 
-// Move queued bytes to the hardware. When the transmitter reports empty, its 16-byte FIFO
-// is empty too, so a burst of up to 16 bytes goes out per interrupt rather than one.
+constinit bool tx_intr = false;  // whether IER_TX_ENABLE is set
+
+// Move queued bytes to the hardware while it has room. When the transmitter reports empty,
+// its 16-byte FIFO is empty too, so up to 16 bytes go at a time rather than one. Then ask
+// for the transmitter-empty interrupt if, and only if, bytes are left waiting.
 // Caller holds tx_lock.
 void uart_start() {
-  if (tx_w == tx_r || (reg(LSR) & LSR_TX_IDLE) == 0) return;
   bool was_full = tx_w - tx_r == TX_BUF_SIZE;  // only then can a writer be asleep
-  for (int burst = 0; burst < UART_FIFO && tx_w != tx_r; burst++) {
-    reg(THR) = static_cast<u8>(tx_buf[tx_r % TX_BUF_SIZE]);
-    tx_r++;
+  while (tx_w != tx_r && (reg(LSR) & LSR_TX_IDLE) != 0) {
+    for (int burst = 0; burst < UART_FIFO && tx_w != tx_r; burst++) {
+      reg(THR) = static_cast<u8>(tx_buf[tx_r % TX_BUF_SIZE]);
+      tx_r++;
+    }
+  }
+  if (bool waiting = tx_w != tx_r; waiting != tx_intr) {
+    reg(IER) = IER_RX_ENABLE | (waiting ? IER_TX_ENABLE : 0);
+    tx_intr = waiting;
   }
   // wakeup() scans the whole process table: skip it when nobody can be waiting.
-  if (was_full) wakeup(&tx_r);
+  if (was_full && tx_w != tx_r + TX_BUF_SIZE) wakeup(&tx_r);
 }
 
 }  // namespace
@@ -67,7 +78,7 @@ void uart_init() {
   reg(DLM) = 0x00;
   reg(LCR) = LCR_EIGHT_BITS;  // 8 data bits, no parity, divisor latch off
   reg(FCR) = FCR_FIFO_ENABLE | FCR_FIFO_CLEAR;
-  reg(IER) = IER_TX_ENABLE | IER_RX_ENABLE;
+  reg(IER) = IER_RX_ENABLE;  // uart_start() enables IER_TX_ENABLE while bytes wait
 }
 
 void uart_putc(int c) {
