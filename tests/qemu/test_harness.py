@@ -9,6 +9,8 @@ is started, so these tests take well under a second each.
 
 from __future__ import annotations
 
+import inspect
+import random
 import re
 import shutil
 import struct
@@ -20,8 +22,28 @@ import pytest
 
 from tern import fsimage
 from tern.machine import REPO, Machine, MachineError, disk_problems
+from tern.profile_props import seed_from_env
 
-FAKE_CONSOLE = r'''
+# A long output, made the same way by the fake console and the test that checks it: `flood N
+# SEED` prints N lines of random lengths, in pieces of random sizes with short pauses
+# between some, as QEMU's console arrives. `flood N SEED panic` has a panic halfway, and
+# `flood N SEED trap` first a line of 6,000 characters, slowly, with a trap at its end.
+def flood_lines(n, seed):
+    rnd = random.Random(seed)
+    return [f"line {i} " + "x" * rnd.randrange(300) + "\n" for i in range(n)]
+
+
+def flood_pieces(text, seed):
+    rnd = random.Random(seed + 1)
+    at = 0
+    while at < len(text):
+        size = rnd.choice((1, 2, 7, 64, 300, 4096))
+        yield text[at:at + size], rnd.random() < 0.01
+        at += size
+
+
+FAKE_CONSOLE = ("import random\n" + inspect.getsource(flood_lines)
+                + inspect.getsource(flood_pieces) + r'''
 import os, sys, time, tty
 tty.setraw(0)
 def out(text):
@@ -54,8 +76,22 @@ while True:
         out("kerneltrap: unexpected trap scause 0xd\n")
     if cmd == "fail":
         out("t: FAIL something\n")
+    if cmd.startswith("flood "):
+        words = cmd.split()
+        lines = flood_lines(int(words[1]), int(words[2]))
+        if words[3:] == ["panic"]:
+            lines.insert(len(lines) // 2, "panic: in the flood\n")
+        if words[3:] == ["trap"]:  # the long line slowly, so that it comes in many reads
+            for _ in range(60):
+                out("y" * 100)
+                time.sleep(0.003)
+            lines.insert(0, " unexpected trap scause 0x5\n")
+        for piece, pause in flood_pieces("".join(lines), int(words[2])):
+            out(piece)
+            if pause:
+                time.sleep(0.01)
     out("$ ")
-'''
+''')
 
 
 @pytest.fixture
@@ -93,6 +129,33 @@ def test_failures_are_reported(fake: Machine, cmd: str, reason: str) -> None:
     assert "last 40 lines of the console" in message
     assert fake.log_path.exists() and f"full console log: {fake.log_path}" in message
     assert not fake.at_prompt
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_long_output_comes_back_whole(fake: Machine, case: int) -> None:
+    """Megabytes of output, arriving in pieces of any size: run() returns exactly them (the
+    waits search only new text, gather streaming reads, and must lose nothing)."""
+    seed = seed_from_env("FLOOD_SEED") + case
+    lines = 4000 * (case + 1)
+    assert fake.run(f"flood {lines} {seed}", timeout=60) == "".join(flood_lines(lines, seed))
+    assert fake.run("echo after") == "after\n"
+
+
+def test_panic_deep_in_long_output_is_caught(fake: Machine) -> None:
+    seed = seed_from_env("FLOOD_SEED")
+    with pytest.raises(MachineError) as info:
+        fake.run(f"flood 8000 {seed} panic", timeout=60)
+    assert str(info.value).startswith("kernel panic while waiting for the next shell prompt: "
+                                      "'panic: in the flood'")
+
+
+def test_trap_at_the_end_of_a_long_line_is_caught(fake: Machine) -> None:
+    """A failure pattern that starts at the beginning of its line is found however long the
+    line is, although the waits search again only near what is new."""
+    seed = seed_from_env("FLOOD_SEED")
+    with pytest.raises(MachineError) as info:
+        fake.run(f"flood 4000 {seed} trap", timeout=60)
+    assert str(info.value).startswith("unexpected trap while waiting for the next shell prompt")
 
 
 def test_panic_message_includes_backtrace(fake: Machine) -> None:

@@ -137,9 +137,11 @@ class MachineFactory:
 class SharedMachine:
     """A module's machine, rebooted when a test has left it unusable."""
 
-    def __init__(self, name: str, cpus: int = DEFAULT_CPUS) -> None:
+    def __init__(self, name: str, cpus: int = DEFAULT_CPUS,
+                 extra_args: tuple[str, ...] = ()) -> None:
         self.factory = MachineFactory(name)
         self.cpus = cpus
+        self.extra_args = extra_args
         self.current: Machine | None = None
 
     def get(self) -> Machine:
@@ -147,7 +149,7 @@ class SharedMachine:
         if m is None or not m.alive or not m.at_prompt:
             if m is not None:
                 m.close()
-            self.current = self.factory(self.cpus)
+            self.current = self.factory(self.cpus, self.extra_args)
         return self.current
 
     def close(self) -> None:

@@ -16,16 +16,35 @@ from contextlib import contextmanager
 
 from tern.machine import Machine, MachineError, timeout_scale
 
-ANNOUNCE = re.compile(r"\s*\[(\d+)\]\s*")
+ANNOUNCE_ONE = re.compile(r"\s*\[(\d+)\]\s*")
+ANNOUNCE_ANY = re.compile(r"\[(\d+)\]")
+COPIES_A_LINE = 8  # and at most LINE_CHARS characters (sh reads lines of up to 512)
+LINE_CHARS = 500
+PIDS_A_KILL = 16
 
 
 def start_background(m: Machine, cmd: str) -> int:
     """Run `cmd &` and return the pid the shell announced."""
     out = m.run(f"{cmd} &")
-    match = ANNOUNCE.fullmatch(out)
+    match = ANNOUNCE_ONE.fullmatch(out)
     if match is None:
         raise MachineError(f"`{cmd} &` should print [pid], printed {out!r}")
     return int(match.group(1))
+
+
+def start_copies(m: Machine, cmd: str, count: int, pids: list[int]) -> None:
+    """Start `count` copies of `cmd &`, several to a command line (sh takes up to 16 jobs in
+    one), appending each pid the shell announces to `pids` as it goes: a caller that kills
+    `pids` afterwards kills every copy that started, even if this fails half way."""
+    while count > 0:
+        n = max(1, min(count, COPIES_A_LINE, LINE_CHARS // (len(cmd) + 3)))
+        line = " ".join([f"{cmd} &"] * n)
+        out = m.run(line)
+        found = [int(pid) for pid in ANNOUNCE_ANY.findall(out)]
+        pids.extend(found)
+        if len(found) != n or ANNOUNCE_ANY.sub("", out).strip():
+            raise MachineError(f"`{line}` should print [pid] {n} times, printed {out!r}")
+        count -= n
 
 
 def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> None:
@@ -52,19 +71,38 @@ def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> N
 
 def is_gone(m: Machine, pid: int) -> bool:
     """Does `kill pid` say there is no such process?"""
-    return "no such process" in m.run(f"kill {pid}")
+    return not still_there(m, [pid])
+
+
+def kill_lines(pids: list[int]) -> list[str]:
+    """`kill` command lines for `pids`, PIDS_A_KILL to a line (a command takes MAXARG words)."""
+    return ["kill " + " ".join(map(str, pids[i:i + PIDS_A_KILL]))
+            for i in range(0, len(pids), PIDS_A_KILL)]
+
+
+def still_there(m: Machine, pids: list[int]) -> list[int]:
+    """The processes of `pids` that exist (`kill` kills them, and does not say there is no
+    such process)."""
+    out = "".join(m.run(line) for line in kill_lines(pids))
+    return [pid for pid in pids if f"cannot kill {pid}: no such process" not in out]
 
 
 def kill_and_wait_gone(m: Machine, pid: int, timeout: float = 10) -> None:
     """Kill `pid` and wait until the process has exited and been reaped."""
-    out = m.run(f"kill {pid}")
-    if out != "":
-        raise MachineError(f"`kill {pid}` printed {out!r}")
+    kill_all_and_wait_gone(m, [pid], timeout)
+
+
+def kill_all_and_wait_gone(m: Machine, pids: list[int], timeout: float = 10) -> None:
+    """Kill every process of `pids` and wait until all have exited and been reaped."""
+    for line in kill_lines(pids):
+        out = m.run(line)
+        if out != "":
+            raise MachineError(f"`{line}` printed {out!r}")
     deadline = time.monotonic() + timeout * timeout_scale()
-    while not is_gone(m, pid):
+    while left := still_there(m, pids):
         if time.monotonic() > deadline:
-            raise MachineError(f"process {pid} still exists {timeout:g} s after kill")
-        time.sleep(0.2)
+            raise MachineError(f"processes {left} still exist {timeout:g} s after kill")
+        time.sleep(0.05)
 
 
 @contextmanager
@@ -73,12 +111,10 @@ def running_all(m: Machine, cmd: str, count: int) -> Iterator[list[int]]:
     is left, kill every copy that started and wait until it is gone."""
     pids: list[int] = []
     try:
-        for _ in range(count):
-            pids.append(start_background(m, cmd))
+        start_copies(m, cmd, count, pids)
         yield pids
     finally:
-        for pid in pids:
-            kill_and_wait_gone(m, pid)
+        kill_all_and_wait_gone(m, pids)
 
 
 @contextmanager

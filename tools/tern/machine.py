@@ -78,6 +78,16 @@ LOG_DIR = Path(os.environ.get("GRADE_LOG_DIR") or REPO / "build" / "grade-logs")
 # The shell prints "$ " at the start of a line when it is ready for the next command.
 PROMPT = re.compile(r"(?m)^\$ ")
 TAIL_LINES = 40
+# A wait searches again only from the start of the line that held the last LOOKBACK
+# characters it had searched, not from where it began, so that a command printing
+# megabytes is not searched a megabyte at a time for each few bytes that arrive. No pattern
+# a test waits for spans more than a line and this many characters; the failure patterns
+# that start at the beginning of a line (TRAP, TEST_FAIL) still see the whole line.
+LOOKBACK = 4096
+# Console reads: at most READ_SIZE characters at a time. A read that brings STREAM_BYTES or
+# more finds the console streaming, and waits STREAM_PAUSE for more, for STREAM_GATHER at most.
+READ_SIZE = 1 << 16
+STREAM_BYTES, STREAM_PAUSE, STREAM_GATHER = 256, 0.002, 0.02
 
 
 def timeout_scale() -> float:
@@ -330,6 +340,9 @@ class Machine:
             self.argv[0], self.argv[1:], cwd=str(self.root), encoding="utf-8",
             codec_errors="replace", echo=False, timeout=None, preexec_fn=_die_with_parent,
             dimensions=(24, 200))
+        # pexpect waits 50 ms before each send by default, for programs that drop input
+        # typed before they read; the console keeps what is typed ahead (INPUT_BUF bytes).
+        self._child.delaybeforesend = None
         _live.add(self)
 
     def boot(self, timeout: float = 60) -> str:
@@ -350,6 +363,8 @@ class Machine:
             try:
                 if child.isalive():
                     child.kill(signal.SIGKILL)
+                    child.wait()  # SIGKILL cannot be caught: QEMU is gone at once
+                child.ptyproc.delayafterclose = 0  # it has exited: no need to wait 100 ms
                 child.close(force=True)
             except (OSError, pexpect.ExceptionPexpect):
                 pass
@@ -451,12 +466,15 @@ class Machine:
         what = what or f"/{regex.pattern}/"
         pos = self._pos if start is None else start
         deadline = time.monotonic() + timeout * timeout_scale()
+        scanned = pos  # text before this was searched, and held no match
         while True:
             text = self.output
-            found = regex.search(text, pos)
+            cut = scanned - LOOKBACK
+            origin = pos if cut <= pos else max(pos, text.rfind("\n", pos, cut) + 1)
+            found = regex.search(text, origin)
             echoed = text[pos:pos + len(typed)]
             judged = pos + len(echoed) if typed.startswith(echoed) else pos
-            failed = _first_failure(text, judged, failures)
+            failed = _first_failure(text, max(judged, origin), failures)
             if failed is not None and (found is None or failed[1].start() < found.start()):
                 name, match = failed
                 self._drain()  # a panic's backtrace follows its first line
@@ -475,6 +493,7 @@ class Machine:
             if now >= deadline:
                 raise self.error(f"timed out after {timeout * timeout_scale():g} s waiting "
                                   f"for {what}")
+            scanned = len(text)
             self._read(min(deadline - now, 0.25))
 
     def pump(self, timeout: float) -> None:
@@ -495,17 +514,26 @@ class Machine:
                 return
 
     def _read(self, timeout: float) -> None:
-        """Append whatever the console prints within `timeout` seconds."""
+        """Append whatever the console prints within `timeout` seconds (and, if it is
+        streaming, what follows within STREAM_GATHER more)."""
         if self._child is None:
             self._eof = True
             return
+        data = ""
+        arrived = 0.0
         try:
-            data = self._child.read_nonblocking(65536, timeout=max(timeout, 0.01))
+            data = self._child.read_nonblocking(READ_SIZE, timeout=max(timeout, 0.01))
+            arrived = time.monotonic()  # the gathered rest comes at most STREAM_GATHER later
+            # QEMU writes the console a byte at a time: while it streams, gather a few
+            # milliseconds of it, rather than handling each handful of bytes on its own.
+            end = time.monotonic() + STREAM_GATHER
+            while STREAM_BYTES <= len(data) < READ_SIZE and time.monotonic() < end:
+                time.sleep(STREAM_PAUSE)
+                data += self._child.read_nonblocking(READ_SIZE - len(data), timeout=0)
         except pexpect.TIMEOUT:
-            return
+            pass  # nothing (more) came
         except pexpect.EOF:
             self._eof = True
-            return
         data = data.replace("\r", "")
         if not data:
             return
@@ -514,7 +542,7 @@ class Machine:
             sys.stderr.flush()
         self._text.append(data)
         self._size += len(data)
-        self._arrivals.append((self._size, time.monotonic()))
+        self._arrivals.append((self._size, arrived or time.monotonic()))
 
     # -- reading the record --
 
