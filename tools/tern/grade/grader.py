@@ -260,7 +260,9 @@ def run_tests(settings: Settings, tests: list[GradedTest], run_id: str,
     events.unlink(missing_ok=True)
     events.touch()
     jobs = min(settings.jobs, len(tests))
-    parallel = ["-n", str(jobs), "--dist", "load"] if jobs > 1 else ["-p", "no:xdist"]
+    # loadgroup: the tests of an xdist_group (those sharing one expensive module fixture)
+    # go to one worker, which computes the fixture once; the others as with plain `load`.
+    parallel = ["-n", str(jobs), "--dist", "loadgroup"] if jobs > 1 else ["-p", "no:xdist"]
     order = long_tests_first(tests, load_durations(settings), jobs)
     argv = pytest_argv(settings, f"--grade-events={events}", *parallel,
                        *[f"{settings.rootdir}/{t.nodeid}" for t in order])

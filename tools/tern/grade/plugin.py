@@ -130,6 +130,10 @@ class GradedCollector:
 # --- The run pass --------------------------------------------------------------------------
 
 
+# Under --dist loadgroup, xdist ends the node id of a test of an xdist_group with "@GROUP".
+_XDIST_GROUP = re.compile(r"@[^\[\]/:@]*$")
+
+
 class OutcomeWriter:
     """In the controlling process: fold each test's reports into one line of JSON."""
 
@@ -138,8 +142,9 @@ class OutcomeWriter:
         self.pending: dict[str, dict[str, Any]] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        entry = self.pending.setdefault(report.nodeid, {
-            "nodeid": report.nodeid, "outcome": "passed", "duration": 0.0,
+        nodeid = _XDIST_GROUP.sub("", report.nodeid)
+        entry = self.pending.setdefault(nodeid, {
+            "nodeid": nodeid, "outcome": "passed", "duration": 0.0,
             "reason": "", "details": "", "logs": [], "note": ""})
         entry["duration"] += float(getattr(report, "duration", 0.0) or 0.0)
         # A test may say what it measured, pass or fail: record_property("grade_note", text).
@@ -160,7 +165,7 @@ class OutcomeWriter:
         # Teardown is always the last report of a test; "???" is xdist's report for a test
         # whose worker died under it, and no other report of that test will follow.
         if report.when in ("teardown", "???"):
-            self._write(self.pending.pop(report.nodeid))
+            self._write(self.pending.pop(nodeid))
 
     def pytest_sessionfinish(self) -> None:
         # A test whose teardown never came (the session was interrupted) is still reported.
