@@ -83,8 +83,10 @@ class Machine:
         self.bin = folder / "bin"
         self.bin.mkdir(parents=True)
         self.log = folder / "apt.log"
-        for name in present:
+        for name in present - {"python3"}:
             stub(self.bin, name, "exit 0")
+        if "python3" in present:  # one that has the modules HOST says this machine has
+            python_stub(self.bin, "python3", {m for m in MODULES if HOST[f"py:{m}"]})
         stub(self.bin, "id", "echo 0" if mode in ("root", "no-apt") else "echo 1000")
         if mode == "sudo":
             stub(self.bin, "sudo", f'[ "$1 $2" = "-n true" ] && exit 0\n'
@@ -223,9 +225,14 @@ MODULES = [p[3:] for row in ROWS for p in row.probes if p.startswith("py:")]
 
 def python_stub(folder: Path, name: str, has: set[str]) -> Path:
     """An interpreter that answers `-c CODE` as one would that can import `has`: it fails if
-    CODE names a module it lacks (as find-python's and tools/deps's probes do)."""
+    CODE names a module it lacks (find-python's probe); given modules after CODE (tools/deps's
+    probe), it prints those of them it has."""
     lacks = " ".join(m for m in MODULES if m not in has)
-    stub(folder, name, f'for m in {lacks}; do case "$2" in *"\'$m\'"*|*\\"$m\\"*) exit 1 ;; '
+    stub(folder, name,
+         f'if [ $# -gt 2 ]; then\n  shift 2; found=""\n'
+         f'  for m in "$@"; do case " {lacks} " in *" $m "*) ;; *) found="$found $m" ;; esac; '
+         f'done\n  echo $found; exit 0\nfi\n'
+         f'for m in {lacks}; do case "$2" in *"\'$m\'"*|*\\"$m\\"*) exit 1 ;; '
          'esac; done\nexit 0')
     return folder / name
 
