@@ -218,16 +218,17 @@ deps-check: deps-test
 
 # --- Tests -----------------------------------------------------------------------------------
 # The pytest suites run on TEST_JOBS pytest-xdist workers (two by default, one per core of
-# the machines this is tested on; TEST_JOBS=1 runs them one after another). Each worker boots
-# its own machines; tests that share an expensive fixture, such as a lab's starter tree, are
-# kept on one worker by an xdist_group mark (the loadgroup distribution).
+# the machines this is tested on; TEST_JOBS=1 runs them one after another), and the host
+# tests compile TEST_JOBS files at a time. Each worker boots its own machines; tests that share
+# an expensive fixture, such as a lab's starter tree, are kept on one worker by an
+# xdist_group mark (the loadgroup distribution).
 TEST_JOBS ?= 2
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 
 test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -C tests/host run
+	$(MAKE) -j$(TEST_JOBS) -C tests/host run
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
@@ -236,7 +237,7 @@ test: deps-test ## install what the tests need if missing, then run every test [
 # once), for a quick check of the host tools.
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -C tests/host run
+	$(MAKE) -j$(TEST_JOBS) -C tests/host run
 	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
 test-tools: deps-test ## only the tests of the profile tools (tests/tools)

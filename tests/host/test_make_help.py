@@ -4,6 +4,7 @@ name is one of them."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -12,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def make(*args: str) -> str:
-    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, text=True,
+    # As typed at a shell: not as a sub-make of the `make test` that runs this (whose flags,
+    # such as -j and -w, would change what make prints).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=ROOT, text=True, env=env,
                           capture_output=True, check=True, timeout=60).stdout
 
 
