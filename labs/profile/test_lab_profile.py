@@ -15,11 +15,12 @@ Most tests share one machine (the `shared` fixture) and start from a clean profi
 them can be run alone (`pytest labs/profile/test_lab_profile.py -k read_sizes`) and the grader
 may spread them over several machines.
 
-Profiles go to the host over the console with `cat /proc/profile`, a few tens of KB a
-second, so tests take a few dozen to a few hundred samples: each profiles until
-/proc/profstat counts the samples it needs (wait_for_samples), not for a time. Before any
-`cat`, the file's length is taken with `labread` with a limit: a /proc/profile that ignores
-the read offset never ends, and the test should say so rather than wait for a timeout.
+Profiles go to the host through the shared machine's export disk (`expcopy /proc/profile`,
+tools/tern/export_disk.py), not over the console, which moves about a hundred KB a second.
+Tests take a few dozen to a few hundred samples: each profiles until /proc/profstat counts
+the samples it needs (wait_for_samples), not for a time. Before any copy, the file's length
+is taken with `labread` with a limit: a /proc/profile that ignores the read offset never
+ends, and the test should say so rather than wait for a timeout.
 
 Nothing is judged by the host's clock: a busy host gives fewer samples a second, and the
 tests wait for a count, within windows stretched by GRADE_TIMEOUT_SCALE on a slow host; the
@@ -32,6 +33,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
@@ -39,6 +41,7 @@ import pytest
 from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
+from tern.fixtures import SharedMachine
 from tern.machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
 from tern.profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
                                 seed_from_env, symbol_bytes)
@@ -49,8 +52,9 @@ SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 SAMPLES_WINDOW = 10
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
-CAT_TIMEOUT = 120  # `cat /proc/profile` of a profile of a few hundred samples
-FILL_TIMEOUT = 240  # filling the sample array (about 20 s on a loaded two-core host)
+CAT_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
+FILL_TIMEOUT = 240  # filling the sample array (a few seconds on a loaded two-core host)
+FILL_SLEEPERS = 32  # processes asleep while it fills (NPROC is 64)
 READ_LIMIT = 4_000_000  # bytes: no profile taken here comes near it
 RUN_REPORT = re.compile(r"profile: pid (\d+) \((\S+)\) exited with status (-?\d+)")
 LABREAD = re.compile(r"labread: (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, (\d+) ticks")
@@ -172,10 +176,28 @@ def labread(m: Machine, size: int, limit: int = READ_LIMIT, timeout: float = CAT
     return Read(int(match.group(1)), match.group(2), int(match.group(3)), int(match.group(4)))
 
 
-def cat_profile(m: Machine) -> tuple[str, list[pc.Sample]]:
-    """The whole of /proc/profile, checked to end and to be valid JSON."""
+@pytest.fixture(scope="module")
+def _shared_holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedMachine]:
+    """This file's `shared` machine (tern/fixtures.py) has an export disk, for profile_text."""
+    image = tmp_path_factory.mktemp("export") / "export.img"
+    holder = SharedMachine("test_lab_profile.py", extra_args=export_disk.drive_args(image))
+    yield holder
+    holder.close()
+
+
+def profile_text(m: Machine) -> str:
+    """The whole of /proc/profile, checked to end first, copied out through m's export
+    disk (the shared machine has one: _shared_holder)."""
     labread(m, 4096)
-    text = m.run("cat /proc/profile", timeout=CAT_TIMEOUT)
+    image = export_disk.image_of(m)
+    assert image is not None, "profile_text() needs a machine with an export disk"
+    data = export_disk.copy_out(m, image, "/proc/profile", timeout=CAT_TIMEOUT)
+    return data.decode("utf-8", errors="replace")
+
+
+def cat_profile(m: Machine) -> tuple[str, list[pc.Sample]]:
+    """The whole of /proc/profile (profile_text), checked to be valid JSON."""
+    text = profile_text(m)
     return text, pc.parse_profile(text)
 
 
@@ -375,8 +397,7 @@ def spin_profile(_shared_holder) -> SpinProfile | str:
     try:
         fresh_profile(m, 500)
         pid = profile_background(m, "spin", 250)
-        labread(m, 4096)  # ends, or the test would wait for a `cat` that never does
-        return SpinProfile(pid, m.run("cat /proc/profile", timeout=CAT_TIMEOUT), m.cpus)
+        return SpinProfile(pid, profile_text(m), m.cpus)
     except AssertionError as err:  # a MachineError is an AssertionError too
         return f"profiling spin failed: {err}"
 
@@ -387,6 +408,7 @@ def spin_of(run: SpinProfile | str) -> SpinProfile:
 
 
 @points(3)
+@pytest.mark.xdist_group("profile-lab-spin")
 def test_profile_is_valid_json(spin_profile: SpinProfile | str) -> None:
     spin_profile = spin_of(spin_profile)
     samples = spin_profile.samples
@@ -451,12 +473,13 @@ def test_read_sizes_give_same_bytes(shared: Machine) -> None:
         read = labread(shared, size, limit=4 * len(data) + 4096)
         assert (read.length, read.fnv) == want, (
             f"reading /proc/profile {size} byte(s) at a time gave {read.length} bytes with "
-            f"checksum {read.fnv}, but `cat` read {want[0]} bytes with checksum {want[1]}: a "
+            f"checksum {read.fnv}, but the whole file copied out is {want[0]} bytes with checksum {want[1]}: a "
             f"read of [off, off+n) must return exactly those bytes of the document, wherever "
             f"off and n fall inside a sample")
 
 
 @points(4)
+@pytest.mark.xdist_group("profile-lab-spin")
 def test_user_frames_symbolized(spin_profile: SpinProfile | str) -> None:
     spin_profile = spin_of(spin_profile)
     # Samples taken before spin's exec (it was started with `spin &`) are the shell's.
@@ -515,11 +538,37 @@ def test_symbols_at_return_address(shared: Machine) -> None:
 PSYS_RATE, PSYS_SAMPLES = 250, 300
 
 
+@dataclass(frozen=True)
+class PsysProfile:
+    pid: int
+    text: str  # /proc/profile, as profile_text() copied it out
+
+
+@pytest.fixture(scope="module")
+def psys_profile(_shared_holder) -> PsysProfile | str:
+    """`psys 60`, profiled by pid at PSYS_RATE until PSYS_SAMPLES samples: the profile that
+    both tests of kernel frames read (they are one xdist_group, so the grader runs them on
+    one worker, which profiles once). A failure is returned and reported by each test, as
+    spin_profile's is."""
+    m = _shared_holder.get()
+    try:
+        fresh_profile(m, PSYS_RATE)
+        pid = profile_background(m, "psys 60", PSYS_SAMPLES)
+        return PsysProfile(pid, profile_text(m))
+    except AssertionError as err:  # a MachineError is an AssertionError too
+        return f"profiling psys failed: {err}"
+
+
+def psys_of(run: PsysProfile | str) -> tuple[int, list[pc.Sample]]:
+    """The pid and the samples of a psys_profile, or the reason there are none."""
+    assert not isinstance(run, str), run
+    return run.pid, pc.parse_profile(run.text)
+
+
 @points(4)
-def test_kernel_frames(shared: Machine) -> None:
-    fresh_profile(shared, PSYS_RATE)
-    pid = profile_background(shared, "psys 60", PSYS_SAMPLES)
-    _, samples = cat_profile(shared)
+@pytest.mark.xdist_group("profile-lab-psys")
+def test_kernel_frames(psys_profile: PsysProfile | str) -> None:
+    pid, samples = psys_of(psys_profile)
     # Samples taken before psys's exec (it was started with `psys 60 &`) are the shell's.
     samples = pc.of_program(samples, pid, "psys")
     assert_no_problems(pc.schema_problems(samples),
@@ -542,10 +591,9 @@ def test_kernel_frames(shared: Machine) -> None:
 
 
 @points(2)
-def test_stub_caller_follows_pc(shared: Machine) -> None:
-    fresh_profile(shared, PSYS_RATE)
-    pid = profile_background(shared, "psys 60", PSYS_SAMPLES)
-    _, samples = cat_profile(shared)
+@pytest.mark.xdist_group("profile-lab-psys")
+def test_stub_caller_follows_pc(psys_profile: PsysProfile | str) -> None:
+    pid, samples = psys_of(psys_profile)
     samples = pc.of_pid(samples, pid)
     table = pc.user_symbols("psys")
     in_stub = [s for s in samples if pc.user_frames(s)
@@ -637,7 +685,9 @@ def test_full_profile(shared: Machine, boot) -> None:
     capacity = int(profstat(shared)["capacity"])
     # The first samples: a process profiled alone, then gone before the others start.
     first_pid = profile_background(shared, "spin", 5)
-    with jobs.running_all(shared, "spin", 3) as pids:
+    # Then sleepers, in all mode: each gives a wait sample every period, and they leave the
+    # harts idle, so that the array fills in a second or two, cheaply for the host.
+    with jobs.running_all(shared, "sleep 999999", FILL_SLEEPERS):
         try:
             status, out = status_of(shared, "profile all on")
             assert status == 0, f"`profile all on` failed: {out.strip()!r}"
@@ -646,12 +696,13 @@ def test_full_profile(shared: Machine, boot) -> None:
             while int((stat := profstat(shared))["recorded"]) < capacity:
                 assert time.monotonic() < deadline, (
                     f"the sample array did not fill ({capacity} samples) in {limit:.0f} s of "
-                    f"sampling three processes at 10000 Hz: {stat}")
-                time.sleep(0.5)
+                    f"sampling {FILL_SLEEPERS} sleeping processes and the shell at 10000 Hz "
+                    f"in all mode: {stat}")
+                time.sleep(0.1)
             # Then more samples than fit: a second or two, unless the counter never moves.
             overflow = time.monotonic() + 5 * timeout_scale()
             while int(profstat(shared)["dropped"]) == 0 and time.monotonic() < overflow:
-                time.sleep(0.3)
+                time.sleep(0.1)
         finally:
             shared.run("profile all off")
     stat = profstat(shared)
@@ -685,20 +736,21 @@ def prefix_cost(m: Machine, limit: int) -> int:
 
 
 def read_costs(boot) -> tuple[int, int]:
-    """The cost of reading the first COST_NEAR and COST_FAR bytes of a profile of spin, on
-    a one-hart machine under -icount, where `time` counts instructions."""
+    """The cost of reading the first COST_NEAR and COST_FAR bytes of a profile, on a one-hart
+    machine under -icount, where `time` counts instructions. The profile is of wait samples:
+    in all mode, init, the shell and `sleep` each give one every period, and under -icount
+    (sleep=off) QEMU jumps over the time a hart is idle, so they cost the host little."""
     m = boot(1, extra_args=ICOUNT_ARGS)
     fresh_profile(m, 10000)
-    with jobs.running(m, "spin") as pid:
-        switch(m, pid, True)
-        # About 300 bytes a sample: twice COST_FAR's worth of samples.
-        want = 2 * COST_FAR // 300
-        deadline = time.monotonic() + FILL_TIMEOUT * timeout_scale()
-        while int((stat := profstat(m))["recorded"]) < want:
-            assert time.monotonic() < deadline, (
-                f"fewer than {want} samples of spin at 10000 Hz after {FILL_TIMEOUT} s: {stat}")
-            time.sleep(0.5)
-        switch(m, pid, False)
+    status, out = status_of(m, "profile all on")
+    assert status == 0, f"`profile all on` failed: {out.strip()!r}"
+    m.run("sleep 2", timeout=FILL_TIMEOUT)  # 0.2 s of virtual time: 2,000 periods
+    m.run("profile all off")
+    stat = profstat(m)
+    # Over 300 bytes a sample: twice COST_FAR's worth of samples.
+    assert int(stat["recorded"]) >= 2 * COST_FAR // 300, (
+        f"init, the shell and `sleep 2` were profiled at 10000 Hz in all mode, but only "
+        f"{stat['recorded']} samples were recorded: {stat}")
     prefix_cost(m, COST_FAR)  # once first, so that both measured reads find names cached
     return prefix_cost(m, COST_NEAR), prefix_cost(m, COST_FAR)
 
@@ -714,19 +766,19 @@ class NamesProfile:
 
 @pytest.fixture(scope="module")
 def names_profile(tmp_path_factory: pytest.TempPathFactory) -> NamesProfile:
-    """`pnames 40` (user/tests/pnames.cc) profiled at 20 Hz for two seconds in all mode, on a
+    """`pnames 40` (user/tests/pnames.cc) profiled at 40 Hz for a second in all mode, on a
     machine of its own with an export disk. A failure here fails each test that uses it."""
     image = tmp_path_factory.mktemp("export") / "export.img"
     try:
         with Machine(3, name="test_lab_profile.names",
                      extra_args=export_disk.drive_args(image)) as m:
             m.boot()
-            fresh_profile(m, 20)
+            fresh_profile(m, 40)
             status, out = status_of(m, "profile all on")
             assert status == 0, f"`profile all on` failed: {out.strip()!r}; see task 1"
-            out = m.run("pnames 40 2", timeout=RUN_TIMEOUT)
+            out = m.run("pnames 40 1", timeout=RUN_TIMEOUT)
             m.run("profile all off")
-            assert "pnames: done" in out, f"pnames 40 2 failed: {out!r}"
+            assert "pnames: done" in out, f"pnames 40 1 failed: {out!r}"
             data = export_disk.copy_out(m, image, "/proc/profile")
     except AssertionError as err:  # MachineError is one too
         return NamesProfile(-1, b"", str(err))
@@ -751,6 +803,7 @@ def names_samples(p: NamesProfile) -> list[pc.Sample]:
 
 
 @points(3)
+@pytest.mark.xdist_group("profile-lab-names")
 def test_long_escaped_names_at_full_depth(names_profile: NamesProfile) -> None:
     """32 frames of names that escape to nearly a kilobyte each still make valid JSON."""
     samples = names_samples(names_profile)
@@ -762,6 +815,7 @@ def test_long_escaped_names_at_full_depth(names_profile: NamesProfile) -> None:
 
 
 @points(2)
+@pytest.mark.xdist_group("profile-lab-names")
 def test_at_most_32_frames_with_stub_caller(names_profile: NamesProfile) -> None:
     """A rendered sample holds at most MAX_FRAMES frames, the stub's caller included."""
     samples = pc.of_pid(names_samples(names_profile), names_profile.pid)

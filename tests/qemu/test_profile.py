@@ -17,8 +17,8 @@ Each test profiles a program whose call stacks are known and checks what comes b
   arguments (through `pstatus`, since the shell has no `$?`, and `pbadcall`, which calls
   profile(2) directly).
 
-The profile is copied out with `cat /proc/profile` over the console, which is slow (a few
-KB/s), so every test sets a low sampling rate and keeps its runs short. Tests on the shared
+The profile is copied out with `cat /proc/profile` over the console, which is slow (about
+150 KB/s), so every test sets a low sampling rate and keeps its runs short. Tests on the shared
 machine start with `profile clear` so each reads only its own samples.
 
 Every test runs twice, at CPUS=3 and at CPUS=1 (the one that needs two spinning processes
@@ -48,7 +48,7 @@ from tern.machine import LOG_DIR, Machine, timeout_scale
 # These are the project's own, deeper checks of the profiler; the lab is graded by
 # test_lab_profile.py alone, so nothing here carries points.
 
-CAT_TIMEOUT = 180  # seconds for `cat /proc/profile`: the console moves a few KB a second
+CAT_TIMEOUT = 180  # seconds for `cat /proc/profile`: the console moves about 150 KB a second
 RUN_TIMEOUT = 60
 RUN_REPORT = re.compile(r"profile: pid (\d+) \((\S+)\) exited with status (-?\d+)")
 SPIN_CHAIN = ["hot", "middle", "outer", "main"]

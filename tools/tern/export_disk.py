@@ -1,10 +1,12 @@
 """Files copied out of the machine through its export disk, for tests that need megabytes.
 
-The console moves a few kilobytes a second; a profile of deep samples with long escaped
-names is tens of kilobytes a sample. So these tests give the machine a second disk (the one
-tools/profget uses), type `expcopy FILE` and read the container it writes (kern/abi/export.h,
-unpacked by tern/prof/export.py) from the host side while the machine keeps running: QEMU
-writes the raw image file in place, so the bytes are there once expcopy has returned.
+The console moves about 150 KB a second (QEMU writes it to the host a byte at a time); a
+profile of deep samples with long escaped names is tens of kilobytes a sample. So these tests
+give the machine a second disk (the one tools/profget uses), type `expcopy FILE` and read the
+container it writes (kern/abi/export.h, unpacked by tern/prof/export.py) from the host side
+while the machine keeps running: QEMU writes the raw image file in place, so the bytes are
+there once expcopy has returned. image_of() finds the disk of a machine given one with
+drive_args(), such as the profile lab's shared machine.
 """
 
 from __future__ import annotations
@@ -25,6 +27,14 @@ def drive_args(image: Path) -> tuple[str, ...]:
         f.truncate(SIZE)
     return ("-drive", f"file={image},if=none,format=raw,id=x1",
             "-device", f"virtio-blk-device,drive=x1,bus={EXPORT_BUS}")
+
+
+def image_of(m: Machine) -> Path | None:
+    """The image of the export disk `m` was given with drive_args(), if it has one."""
+    for arg in m.extra_args:
+        if arg.startswith("file=") and arg.endswith(",id=x1"):
+            return Path(arg.removeprefix("file=").split(",")[0])
+    return None
 
 
 def copy_out(m: Machine, image: Path, path: str, timeout: float = 120) -> bytes:

@@ -10,8 +10,8 @@ tern sees as /dev/export. At the shell it types each COMMAND in turn, then
 `halt`. Once QEMU has exited, the image is unpacked and checked (tools/tern/prof/export.py)
 and the profile written to OUT.
 
-Why not simply `cat /proc/profile` on the console? The serial console moves a few
-kilobytes a second, and a profile of a few seconds at 1000 Hz is megabytes of JSON. The
+Why not simply `cat /proc/profile` on the console? The serial console moves about
+150 KB a second, and a profile of a few seconds at 1000 Hz is megabytes of JSON. The
 disk is much faster: a 5 MB profile takes a second or so from typing `expcopy` to a checked
 file on the host, and the biggest part of that is the kernel rendering the JSON. profget
 prints where the time went,
