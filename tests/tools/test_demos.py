@@ -150,14 +150,19 @@ def check_syscalls(profile: model.Profile, console: str) -> None:
 def check_compete(profile: model.Profile, console: str) -> None:
     assert len(re.findall(r"crc: 8 MiB, crc [0-9a-f]{8}", console)) == 2, console
     assert len(re.findall(r"primes: naive: 148933 primes", console)) == 2, console
+    # crc's 8 MiB take a fraction of primes' time: it holds about a fifth of the samples or less, and
+    # the shell and the profile command hold a few.
     counts = samples_by_pid(profile)
-    busy = [pid for pid, n in counts.items() if n > 0.15 * len(profile.samples)]
+    busy = [pid for pid, n in counts.items() if n > 0.05 * len(profile.samples)]
     assert len(busy) == 2, f"samples by pid: {counts}"
     # On one hart, in time order, the two take turns: many changes from one to the other.
     order = [s.pid for s in sorted(profile.samples, key=lambda s: s.timestamp) if s.pid in busy]
     turns = sum(1 for a, b in zip(order, order[1:]) if a != b)
     assert turns >= 10, f"only {turns} changes between pids {busy}"
-    assert incl(profile, "crc32") > 0.15 * len(profile.samples)
+    # Where crc spends its turns: in crc32, not in filling its buffer.
+    crc = [s for s in profile.samples if s.comm == "crc"]
+    in_crc32 = sum(1 for s in crc if any(f.symbol == "crc32" for f in s.frames))
+    assert in_crc32 > 0.5 * len(crc), f"{in_crc32} of crc's {len(crc)} samples are in crc32"
 
 
 def check_primes_lines(profile: model.Profile, out: Path) -> None:
