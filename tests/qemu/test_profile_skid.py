@@ -14,8 +14,11 @@ does not depend on how busy the host is:
   calls and spinlocks. Most samples whose innermost frame is pop_off() were held off (the
   skid of a lock: POP_OFF_HELD_SHARE or more), so were most of those in the user stub
   `read` (the return from the kernel, taken at the first user instruction), and no sample
-  is marked anywhere but where interrupts come back on: pop_off(), usertrap(), or the user
-  instruction after an ecall (the return from the kernel).
+  is marked anywhere but where interrupts come back on: pop_off(), usertrap(), the user
+  instruction after an ecall (the return from the kernel), or the return from a kernel trap.
+  That last one is at whatever pc the trap interrupted (a tick that came due while a
+  preempted bytewise waited to run again is taken there), so those samples cannot be told
+  apart by their place: at most TRAP_RETURNS of them (0 or 1 in a run) may be elsewhere.
 * pstall (user/tests/pstall.cc) has the kernel keep interrupts off for 1 ms at a time: the
   samples at the pop_off() that ends each stall were held off and are late by most of a
   millisecond, where every sample taken on time is late by less than STALL_ON_TIME_US.
@@ -41,6 +44,9 @@ ENABLE_POINTS = ("pop_off", "usertrap")
 POP_OFF_HELD_SHARE = 0.75
 STALLS, STALL_US, STALL_GAP_US = 20, 1000, 2000
 STALL_ON_TIME_US = 20  # no sample taken on time is later than this
+# Marked samples away from the enable points, held off by a kernel trap and taken at its
+# return (a mark that outlived its tick would put one on most of bytewise's samples).
+TRAP_RETURNS = 3
 
 
 def run_profiled(m: Machine, image: Path, command: str, done: str) -> list[pc.Sample]:
@@ -109,9 +115,10 @@ def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     share = held_share(at_pop_off, "at pop_off()", "a sample there is the skid of a lock, "
                        "taken when interrupts came back on")
     elsewhere = [s for s in mine if held(s) and not at_enable_point(s)]
-    assert not elsewhere, (
+    assert len(elsewhere) <= TRAP_RETURNS, (
         f"{len(elsewhere)} samples marked \"irqoff\" away from where interrupts come back on "
-        f"(pop_off, usertrap, the return to user mode):\n  {describe(elsewhere)}")
+        f"(pop_off, usertrap, the return to user mode; at most {TRAP_RETURNS} at the return "
+        f"from a kernel trap):\n  {describe(elsewhere)}")
     # In user mode, in the stub `read` (user/lib: li a7; ecall; ret): the tick that came due
     # on the way back from the kernel, taken at the first user instruction.
     returned = [s for s in mine if s["mode"] == "user" and innermost(s) == "read"]
@@ -125,7 +132,8 @@ def test_samples_at_pop_off_are_the_held_off_ones(tmp_path: Path) -> None:
     assert others, "bytewise should have samples inside its system calls, not only at their edges"
     print(f"bytewise: {len(mine)} samples, {len(at_pop_off)} at pop_off ({share:.0%} held "
           f"off), {len(returned)} in the stub read ({share_returned:.0%} held off), "
-          f"{sum(map(held, mine))} held off in all; {len(others)} elsewhere, none held off")
+          f"{sum(map(held, mine))} held off in all; {len(others)} elsewhere, {len(elsewhere)} "
+          f"of them held off")
 
     # pstall: the samples at the end of each stall are late by most of the stall.
     pids = {s["pid"] for s in stalled if s.get("comm") == "pstall"}
