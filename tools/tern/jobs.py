@@ -69,11 +69,6 @@ def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> N
         time.sleep(0.2)
 
 
-def is_gone(m: Machine, pid: int) -> bool:
-    """Does `kill pid` say there is no such process?"""
-    return not still_there(m, [pid])
-
-
 def kill_lines(pids: list[int]) -> list[str]:
     """`kill` command lines for `pids`, PIDS_A_KILL to a line (a command takes MAXARG words)."""
     return ["kill " + " ".join(map(str, pids[i:i + PIDS_A_KILL]))
