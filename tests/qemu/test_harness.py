@@ -76,6 +76,12 @@ while True:
         out("kerneltrap: unexpected trap scause 0xd\n")
     if cmd == "fail":
         out("t: FAIL something\n")
+    if cmd == "stamp":  # a stream for 15 ms, then the time its last line was written
+        out("z" * 300)
+        for _ in range(15):
+            time.sleep(0.001)
+            out("z" * 10)
+        out(f"\nwritten at {time.monotonic():.6f}\n")
     if cmd.startswith("flood "):
         words = cmd.split()
         lines = flood_lines(int(words[1]), int(words[2]))
@@ -139,6 +145,19 @@ def test_long_output_comes_back_whole(fake: Machine, case: int) -> None:
     lines = 4000 * (case + 1)
     assert fake.run(f"flood {lines} {seed}", timeout=60) == "".join(flood_lines(lines, seed))
     assert fake.run("echo after") == "after\n"
+
+
+def test_arrival_time_is_never_before_the_bytes_were_written(fake: Machine) -> None:
+    """Output that streams in is gathered over a few reads; each piece keeps the time it
+    came (the boot figures of `make bench` are such times), not the first piece's."""
+    for _ in range(5):
+        start = fake.position
+        out = fake.run("stamp")
+        written = float(re.search(r"written at ([\d.]+)", out)[1])
+        offset = fake.output.index("written at", start)
+        assert fake.arrival_time(offset) >= written, (
+            f"the line written at {written:.6f} is said to have arrived at "
+            f"{fake.arrival_time(offset):.6f}")
 
 
 def test_panic_deep_in_long_output_is_caught(fake: Machine) -> None:

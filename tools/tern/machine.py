@@ -519,30 +519,32 @@ class Machine:
         if self._child is None:
             self._eof = True
             return
-        data = ""
-        arrived = 0.0
+        pieces: list[tuple[str, float]] = []  # each piece read, with when it came
         try:
             data = self._child.read_nonblocking(READ_SIZE, timeout=max(timeout, 0.01))
-            arrived = time.monotonic()  # the gathered rest comes at most STREAM_GATHER later
+            pieces.append((data, time.monotonic()))
             # QEMU writes the console a byte at a time: while it streams, gather a few
             # milliseconds of it, rather than handling each handful of bytes on its own.
             end = time.monotonic() + STREAM_GATHER
             while STREAM_BYTES <= len(data) < READ_SIZE and time.monotonic() < end:
                 time.sleep(STREAM_PAUSE)
-                data += self._child.read_nonblocking(READ_SIZE - len(data), timeout=0)
+                more = self._child.read_nonblocking(READ_SIZE - len(data), timeout=0)
+                pieces.append((more, time.monotonic()))
+                data += more
         except pexpect.TIMEOUT:
             pass  # nothing (more) came
         except pexpect.EOF:
             self._eof = True
-        data = data.replace("\r", "")
-        if not data:
-            return
-        if self._verbose:
-            sys.stderr.write(data)
-            sys.stderr.flush()
-        self._text.append(data)
-        self._size += len(data)
-        self._arrivals.append((self._size, arrived or time.monotonic()))
+        for data, arrived in pieces:
+            data = data.replace("\r", "")
+            if not data:
+                continue
+            if self._verbose:
+                sys.stderr.write(data)
+                sys.stderr.flush()
+            self._text.append(data)
+            self._size += len(data)
+            self._arrivals.append((self._size, arrived))
 
     # -- reading the record --
 
