@@ -16,7 +16,7 @@ them can be run alone (`pytest labs/profile/test_lab_profile.py -k read_sizes`) 
 may spread them over several machines.
 
 Profiles go to the host through the shared machine's export disk (`expcopy /proc/profile`,
-tools/tern/export_disk.py), not over the console, which moves about a hundred KB a second.
+tools/tern/export_disk.py), not over the console, which moves about 150 KB a second.
 Tests take a few dozen to a few hundred samples: each profiles until /proc/profstat counts
 the samples it needs (wait_for_samples), not for a time. Before any copy, the file's length
 is taken with `labread` with a limit: a /proc/profile that ignores the read offset never
@@ -52,7 +52,7 @@ SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 SAMPLES_WINDOW = 10
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
-CAT_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
+COPY_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
 FILL_TIMEOUT = 240  # filling the sample array (a few seconds on a loaded two-core host)
 FILL_SLEEPERS = 32  # processes asleep while it fills (NPROC is 64)
 READ_LIMIT = 4_000_000  # bytes: no profile taken here comes near it
@@ -164,7 +164,8 @@ class Read:
     ticks: int
 
 
-def labread(m: Machine, size: int, limit: int = READ_LIMIT, timeout: float = CAT_TIMEOUT) -> Read:
+def labread(m: Machine, size: int, limit: int = READ_LIMIT,
+            timeout: float = COPY_TIMEOUT) -> Read:
     """Read /proc/profile `size` bytes at a time, stopping after `limit` bytes."""
     out = m.run(f"labread /proc/profile {size} {limit}", timeout=timeout)
     assert "longer than" not in out, (
@@ -185,14 +186,18 @@ def _shared_holder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SharedM
     holder.close()
 
 
-def profile_text(m: Machine) -> str:
+def profile_bytes(m: Machine) -> bytes:
     """The whole of /proc/profile, checked to end first, copied out through m's export
     disk (the shared machine has one: _shared_holder)."""
     labread(m, 4096)
     image = export_disk.image_of(m)
-    assert image is not None, "profile_text() needs a machine with an export disk"
-    data = export_disk.copy_out(m, image, "/proc/profile", timeout=CAT_TIMEOUT)
-    return data.decode("utf-8", errors="replace")
+    assert image is not None, "profile_bytes() needs a machine with an export disk"
+    return export_disk.copy_out(m, image, "/proc/profile", timeout=COPY_TIMEOUT)
+
+
+def profile_text(m: Machine) -> str:
+    """profile_bytes() as text (a byte that is not UTF-8 becomes U+FFFD)."""
+    return profile_bytes(m).decode("utf-8", errors="replace")
 
 
 def cat_profile(m: Machine) -> tuple[str, list[pc.Sample]]:
@@ -465,17 +470,17 @@ def test_sample_fields(shared: Machine) -> None:
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
     fresh_profile(shared, 100)
     profile_background(shared, "spin", 20)
-    text, samples = cat_profile(shared)
+    data = profile_bytes(shared)  # as they are: the reads below are checked against them
+    samples = pc.parse_profile(data.decode("utf-8", errors="replace"))
     assert samples, "spin was profiled for 20 samples, but /proc/profile holds none"
-    data = text.encode()
     want = (len(data), f"{pc.fnv1a(data):08x}")
     for size in (1, 7, 512, 4096):
         read = labread(shared, size, limit=4 * len(data) + 4096)
         assert (read.length, read.fnv) == want, (
             f"reading /proc/profile {size} byte(s) at a time gave {read.length} bytes with "
-            f"checksum {read.fnv}, but the whole file copied out is {want[0]} bytes with checksum {want[1]}: a "
-            f"read of [off, off+n) must return exactly those bytes of the document, wherever "
-            f"off and n fall inside a sample")
+            f"checksum {read.fnv}, but the whole file copied out is {want[0]} bytes with "
+            f"checksum {want[1]}: a read of [off, off+n) must return exactly those bytes of "
+            f"the document, wherever off and n fall inside a sample")
 
 
 @points(4)
@@ -671,7 +676,7 @@ def test_names_in_all_mode(shared: Machine) -> None:
 
 def first_sample(m: Machine) -> pc.Sample:
     """The first sample of /proc/profile, from the first bytes of the file alone."""
-    out = m.run("labread /proc/profile 512 2048 print", timeout=CAT_TIMEOUT)
+    out = m.run("labread /proc/profile 512 2048 print", timeout=COPY_TIMEOUT)
     # Each sample is one line of its own: "{...}" then "," or the end of the line.
     match = re.search(r"^(\{\"pid\":.*\}),?\r?$", out, re.M)
     assert match, f"no whole sample in the first 2048 bytes of /proc/profile: {out[:300]!r}"
@@ -727,7 +732,7 @@ def test_full_profile(shared: Machine, boot) -> None:
 def prefix_cost(m: Machine, limit: int) -> int:
     """`time` ticks (100 instructions each under ICOUNT_ARGS) that labread spends reading
     the first `limit` bytes of /proc/profile, 4096 bytes at a time."""
-    out = m.run(f"labread /proc/profile 4096 {limit}", timeout=CAT_TIMEOUT)
+    out = m.run(f"labread /proc/profile 4096 {limit}", timeout=COPY_TIMEOUT)
     match = LABREAD_LONGER.search(out)
     assert match and int(match.group(1)) == limit, (
         f"/proc/profile should be longer than {limit} bytes here, but `labread /proc/profile "
@@ -842,10 +847,10 @@ def test_live_reads_end_with_one_document(shared: Machine) -> None:
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         wait_for_samples(shared, 15)
-        out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=CAT_TIMEOUT)
+        out = shared.run(f"labread -r {seed} 3 /proc/profile /profdoc", timeout=COPY_TIMEOUT)
         switch(shared, pid, False)
     openings = parse_openings(out, 3)
-    last = shared.run("cat /profdoc", timeout=CAT_TIMEOUT).encode()
+    last = shared.run("cat /profdoc", timeout=COPY_TIMEOUT).encode()
     shared.run("rm /profdoc")
     assert_no_problems(document_problems(openings, last), (
         f"LAB_READ_SEED={seed}: /proc/profile, opened three times and read with random sizes "
