@@ -150,8 +150,8 @@ def check_syscalls(profile: model.Profile, console: str) -> None:
 def check_compete(profile: model.Profile, console: str) -> None:
     assert len(re.findall(r"crc: 8 MiB, crc [0-9a-f]{8}", console)) == 2, console
     assert len(re.findall(r"primes: naive: 148933 primes", console)) == 2, console
-    # crc's 8 MiB take a fraction of primes' time: it holds about a fifth of the samples or less, and
-    # the shell and the profile command hold a few.
+    # crc's 8 MiB take a fraction of primes' time: it holds about a fifth of the samples or
+    # less, and the shell and the profile command hold a few.
     counts = samples_by_pid(profile)
     busy = [pid for pid, n in counts.items() if n > 0.05 * len(profile.samples)]
     assert len(busy) == 2, f"samples by pid: {counts}"

@@ -1,6 +1,6 @@
 """Reading a file that tern copied out through its export disk.
 
-The console is a slow way to get a large file out of the machine (a few kilobytes a
+The console is a slow way to get a large file out of the machine (about 150 KB a
 second), so QEMU gives tern a second, raw disk: /dev/export inside, an ordinary image file
 outside. `expcopy FILE` writes FILE there in a small container (kern/abi/export.h), and this
 module unpacks it on the host:
