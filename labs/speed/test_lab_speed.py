@@ -15,10 +15,10 @@ Speed counts only in a kernel that still works. Before any speedup is looked at,
     every file that differs is named);
   * the lab's own checks (labs/speed/user/spcheck.cc): pipes, sleep locks, copies, each from
     many processes at once, seeded (the seed is printed; SPEED_SEED=N replays one);
-  * `usertests -q`: every test passes and no page is lost;
+  * `usertests -q`, once the checks pass: every test passes and no page is lost;
   * the profile lab's graded tests (labs/profile/test_lab_profile.py) but its written
-    answers: the profiler a student measures with must still work. They run last, on two workers of their own,
-    since they take longest.
+    answers: the profiler a student measures with must still work. They run last, on two
+    workers of their own, since they take longest.
 
 If one fails, every speed test fails, and says which check it was and why. Run the checks
 yourself in the guest (`spcheck pipes 42`, `usertests -q`) or alone here:
@@ -90,12 +90,18 @@ def run_checks(holder: SharedMachine, seed: int) -> list[str]:
     """The lab's checks and usertests on the module's machine: what failed, in words (empty
     if nothing). Every check runs, so that each failure is named: one that hangs the machine
     is reported, and the rest run on a machine booted afresh (a copy that is broken may show
-    first in the pipes, which copy too, and must still be named by the copy check)."""
+    first in the pipes, which copy too, and must still be named by the copy check).
+    usertests runs only once the checks pass: a lost wakeup would hang it for minutes."""
     problems = []
     for check in CHECKS:
         try:
-            out = holder.get().run(f"spcheck {check} {seed}", timeout=CHECK_TIMEOUT,
-                                   failures=(PANIC, TRAP))
+            m = holder.get()
+        except MachineError as e:
+            return problems + [f"the machine did not boot again after a check hung: "
+                               f"{str(e).splitlines()[0]}"]
+        try:
+            out = m.run(f"spcheck {check} {seed}", timeout=CHECK_TIMEOUT,
+                        failures=(PANIC, TRAP))
         except MachineError as e:
             first = str(e).splitlines()[0]
             problems.append(f"spcheck {check} {seed} did not finish ({first}); a process "
@@ -105,6 +111,8 @@ def run_checks(holder: SharedMachine, seed: int) -> list[str]:
             said = [line for line in out.splitlines() if "spcheck" in line][-1:]
             problems.append(f"spcheck {check} {seed} failed: "
                             f"{' '.join(said) or out.strip()[-300:]}")
+    if problems:
+        return problems
     try:
         out = holder.get().run("usertests -q", timeout=USERTESTS_TIMEOUT,
                                failures=(PANIC, TRAP))
@@ -137,8 +145,10 @@ def profile_lab_problems() -> list[str]:
     failed = outcomes.failed()
     if not failed:
         return []
-    shown = "; ".join(f"{name} ({outcomes.results[name]}: "
-                      f"{outcomes.reasons.get(name, '').splitlines()[0][:160] if outcomes.reasons.get(name) else ''})"
+    def first_line(name: str) -> str:
+        reason = outcomes.reasons.get(name)
+        return reason.splitlines()[0][:160] if reason else ""
+    shown = "; ".join(f"{name} ({outcomes.results[name]}: {first_line(name)})"
                       for name in failed[:3])
     more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
     return [f"the profile lab's tests fail, so the profiler is broken: {shown}{more} "
