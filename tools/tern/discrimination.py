@@ -4,7 +4,7 @@ its tests did.
 
 A lab's graded tests prove something about a student's tree only if they also fail the trees
 that are not right. Each lab's test_lab_discrimination.py checks that of its starter (made
-with `make starter`, built from scratch) and of its mutants (labs/LAB/mutants/*.patch, each
+with `make starter`, built on our objects) and of its mutants (labs/LAB/mutants/*.patch, each
 one mistake, applied to a copy of our tree with `git apply`), with these helpers. Results go
 to the terminal summary (tern/fixtures.py's tallies) and to build/grade-logs/lab-discrimination/.
 """
@@ -124,12 +124,37 @@ def record(record_property, case: str, line: str) -> None:
 
 
 def make_starter(lab: str, dest: Path) -> Path:
-    """`make starter LAB=lab DEST=dest`, built: the tree a student of `lab` starts from."""
+    """`make starter LAB=lab DEST=dest`, built: the tree a student of `lab` starts from. It
+    is built on our objects (reuse_objects), so only what the starter changes is compiled;
+    tests/grader/test_grader.py's test_bundle_on_the_starter builds a starter from scratch."""
     result = run(["make", "-s", "--no-print-directory", "starter", f"LAB={lab}", f"DEST={dest}"],
                  REPO, 300)
     assert result.returncode == 0, f"`make starter` failed:\n{result.stdout}{result.stderr}"
+    reuse_objects(dest)
     build(dest)
     return dest
+
+
+def reuse_objects(tree: Path) -> None:
+    """Give a tree written from ours (a starter: every file new) our build outputs, and to
+    each of its files that is the same as ours, our file's time. make then takes our object
+    of such a file as up to date, and compiles only the files that differ, which are newer
+    than any object of ours. A build output whose source the tree lacks is never asked for:
+    the Makefile lists sources, not objects."""
+    for path in tree.rglob("*"):
+        rel = path.relative_to(tree)
+        if rel.parts[0] in (".git", "build") or not path.is_file() or path.is_symlink():
+            continue
+        ours = REPO / rel
+        if ours.is_file() and ours.read_bytes() == path.read_bytes():
+            st = ours.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    for name in BUILD_KEEP:
+        if (REPO / "build" / name).is_dir():
+            shutil.copytree(REPO / "build" / name, tree / "build" / name, symlinks=True,
+                            dirs_exist_ok=True)
+    if (REPO / "mkfs" / "mkfs").is_file():
+        shutil.copy2(REPO / "mkfs" / "mkfs", tree / "mkfs" / "mkfs")
 
 
 # --- Mutants ----------------------------------------------------------------------------------
