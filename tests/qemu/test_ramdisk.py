@@ -6,7 +6,7 @@ files there. An initrd that cannot be a file system (too short for what its supe
 claims, random bytes, a length that is not a whole number of blocks) is refused with a
 message, and the kernel uses virtio disk 0 as always. Under -icount the RAM disk makes the
 write path cost the same instructions on every fresh boot: that is what the bench's exact
-disk figures rely on.
+disk figures rely on, and so does the bench's count of a whole usertests run there.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tern.bench.icount import ICOUNT_ARGS, parse
+from tern.bench.icount import ICOUNT_ARGS, Session, parse
 from tern.machine import PANIC, REPO, TRAP, Machine
 
 RAM = re.compile(r"(?m)^tern: disk: ram, (\d+) KiB$")
@@ -101,3 +101,19 @@ def test_write_path_count_repeats() -> None:
     first, second = fwrite_count(), fwrite_count()
     assert first["idle"] == 0 and second["idle"] == 0, (first, second)
     assert first["insns"] == second["insns"], (first, second)
+
+
+def usertests_count(test: str) -> int:
+    with Machine(1, name="ramdisk-usertests", extra_args=ICOUNT_ARGS, ramdisk=True) as m:
+        m.boot(timeout=120)
+        assert RAM.search(m.boot_output)
+        return Session(m).program(f"usertests {test}", timeout=300)
+
+
+def test_usertests_count_repeats() -> None:
+    """`bsys run usertests killsleeping` on six fresh machines: the same number of
+    instructions. The test sleeps, so most of its count is time spent waiting for ticks of
+    the 100 ms grid: it repeats only if bsys starts counting at the same point of that grid
+    on every boot, to the nanosecond, as the bench's whole usertests -q figure needs."""
+    counts = [usertests_count("killsleeping") for _ in range(6)]
+    assert len(set(counts)) == 1, counts
