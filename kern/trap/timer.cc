@@ -16,7 +16,10 @@
 // A hart's timer serves several deadlines at once; timer_rearm() programs the earliest:
 //   - the end of the running process's time slice (QUANTUM_US), which also serves as an
 //     idle hart's heartbeat, so it notices processes that became runnable elsewhere;
-//   - the next 100 ms tick, on the boot hart only: `ticks` is the xv6 clock (10 Hz);
+//   - the next 100 ms tick, on the boot hart only: `ticks` is the xv6 clock (10 Hz). Ticks
+//     fall where `time` is a whole multiple of 100 ms, not 100 ms after whenever the boot
+//     reached timer_init_hart(), so a program can tell from `time` alone when the last
+//     tick was (bsys, user/bench/bsys.cc, settles on it);
 //   - the next profiling sample (Cpu::next_sample), while anything is being profiled
 //     (kern/profile/sampler.cc). Its rate is independent of the tick's.
 
@@ -88,7 +91,7 @@ void timer_init() {
 
 void timer_init_hart() {
   if (!decided) panic("timer_init_hart: timer_init() has not run");
-  if (cpuid() == tick_hart) next_tick = riscv::r_time() + TICK_INTERVAL;
+  if (cpuid() == tick_hart) next_tick = (riscv::r_time() / TICK_INTERVAL + 1) * TICK_INTERVAL;
   mycpu()->next_quantum = riscv::r_time() + QUANTUM;
   timer_rearm(mycpu());
   CSR_SET(sie, riscv::SIE_STIE);
