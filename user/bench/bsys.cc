@@ -40,13 +40,19 @@
 //     time slice, a profiling sample) costs a few hundred instructions, and what it costs can
 //     depend on what it interrupts. Where it falls depends on where the measurement starts on
 //     the timer's grid, and a command starts whenever the host happened to type it. So each
-//     benchmark first settles (settle() below): it sleeps one tick, which puts it at a fixed
-//     point of the 100 ms grid; pads itself with no-ops to a fixed nanosecond within the
-//     100 ns of a `time` tick (QEMU places each timer deadline at the nanosecond at which it was
-//     programmed, not on a tick boundary); and then makes the kernel reprogram the timer from
-//     there, by a round trip with a helper process. From then on the hart's timeline depends
-//     on the guest alone. Profiling is switched on after that, so the sampler's grid starts
-//     at a fixed point too.
+//     benchmark first settles (settle() below): it sleeps one tick, which brings it just past
+//     a tick of the 100 ms grid; spins until `time` is a fixed number of units past that tick
+//     (the kernel's ticks fall on whole multiples of 100 ms of `time`, so the tick's own unit
+//     is known); pads itself with no-ops to a fixed nanosecond within the next 100 ns unit;
+//     and then makes the kernel reprogram the timer from there, by a round trip with a helper
+//     process. From then on the hart's timeline depends on the guest alone. Profiling is
+//     switched on after that, so the sampler's grid starts at a fixed point too. The spin is
+//     needed because QEMU places each timer deadline at the nanosecond within its 100 ns unit
+//     at which it was programmed, not on the unit's boundary, and that nanosecond comes from
+//     whatever ran before the command: the tick's interrupt, and the wake-up after it, land
+//     anywhere in a window of 100 ns. Padded from the wake-up alone, the count started one
+//     unit later on some boots than on others, and every later tick, and every sleep that
+//     ends on one, came 100 instructions sooner.
 //   * The disk. While a process waits for the disk the hart is idle, and QEMU (sleep=off)
 //     moves virtual time on to the next timer deadline at once; how many such jumps a wait
 //     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
@@ -203,9 +209,18 @@ bsys_phase_align:
 
 namespace {
 
-// Put this process at a fixed point of the hart's timeline (see the essay above): on the tick
-// grid, at a fixed nanosecond, with the timer reprogrammed from there. The reprogramming happens
-// when the scheduler switches to the helper and back, each switch starting a time slice.
+// The 100 ms tick in units of `time`: the kernel's ticks fall on its multiples
+// (kern/trap/timer.cc).
+constexpr unsigned long TICK_TIME = 100 * TIME_TICKS_PER_MS;
+// How far past a tick settle() stops: longer than waking up from sleep() takes (about 65
+// units), much shorter than a time slice (10 ms).
+constexpr unsigned long SETTLE_TIME = 1000;
+
+// Put this process at a fixed point of the hart's timeline (see the essay above): SETTLE_TIME
+// past a tick, at a fixed nanosecond, with the timer reprogrammed from there. The reprogramming
+// happens when the scheduler switches to the helper and back, each switch starting a time slice.
+// Under -icount instret and time count the same virtual nanoseconds (time in units of 100), so
+// padding instret to a multiple of 100 pads to the start of a unit of time.
 void settle() {
   Pipe there, back;
   int pid = fork();
@@ -217,7 +232,13 @@ void settle() {
     if (read(there.rd(), &c, 1) != 1 || write(back.wr(), &c, 1) != 1) exit(1);
     exit(0);
   }
-  sleep(1);
+  unsigned long tick;
+  do {
+    sleep(1);
+    tick = rdtime() / TICK_TIME * TICK_TIME;  // the tick that woke this process
+  } while (rdtime() >= tick + SETTLE_TIME);   // something else ran first: take the next one
+  while (rdtime() < tick + SETTLE_TIME) {
+  }
   bsys_phase_align();
   char c = 's';
   if (write(there.wr(), &c, 1) != 1 || read(back.rd(), &c, 1) != 1) fail("settle failed");
