@@ -311,7 +311,12 @@ int spawn(char **argv) {
   return status;
 }
 
+// Both runs start settled, because the first leaves the kernel's state (its free pages and their
+// order, its caches) to the second. Started wherever the command was typed, the first run met the
+// timer at different points on each boot, and its processes interleaved differently: about one
+// fresh boot in ten then counted the second run of usertests -q 57 instructions apart.
 void bench_run(char **argv) {
+  settle();
   int status = spawn(argv);  // the first run warms the buffer cache
   if (status != 0) {
     printf("bsys: run insns 0 status %d\n", status);
