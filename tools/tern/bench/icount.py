@@ -15,9 +15,9 @@ The write path is exact on a second machine whose root file system is a RAM disk
 loaded with -initrd, kern/dev/ramdisk.cc): there every block moves with memmove, with no
 interrupt and no wait, so `fwrite` costs the same instructions on every fresh boot. The
 virtio write figures stay beside it: they are what the virtio disk costs, which the RAM disk
-does not measure. A whole `usertests -q` is counted there too, but it is not marked exact:
-on fresh boots typing the same commands it mostly repeats, yet about one run in five
-differs by up to a hundred instructions in 13.7 G (see USERTESTS_NOTE).
+does not measure. A whole `usertests -q` is counted there too, exactly (see USERTESTS_NOTE):
+it sleeps across more than a hundred ticks, so it repeats only because bsys settles at the
+same nanosecond of the 100 ms grid on every boot, before its uncounted first run as well.
 
 The profiler's figures are computed this way:
 
@@ -249,13 +249,10 @@ def run_syscalls(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
 
 RAM_DISK = re.compile(r"(?m)^tern: disk: ram, (\d+) KiB$")
 USERTESTS_NOTE = (
-    "not exact: on fresh boots it repeated in 7 of 9 runs and differed by up to 100 "
-    "instructions in the others (13,661,344,353 / 453 / 475). The cause is not the disk (the "
-    "RAM disk waits for nothing) nor the console's back-pressure (leaving the console unread "
-    "for 25 s gave the usual count: QEMU's UART hands each byte to the host at once and "
-    "raises its transmit interrupt in the same instruction), nor where the uncounted first "
-    "run starts (with `bsys run` settling before both runs, 13 of 14 boots agreed and one "
-    "differed by 57); it is still to be found")
+    "exact: bsys settles before both runs at a fixed nanosecond 1,000 time units past a tick "
+    "(the kernel's ticks fall on whole multiples of 100 ms of `time`), so the uncounted run "
+    "leaves the kernel in the same state, and every tick of the counted run, and every sleep "
+    "that ends on one, comes at the same instruction on every boot")
 
 
 def ramdisk_figures(s: Sizes) -> dict[str, Figure]:
@@ -265,7 +262,7 @@ def ramdisk_figures(s: Sizes) -> dict[str, Figure]:
         Figure("ram.fwrite", "ramdisk", f"file write, {s.fwrite_bytes >> 10} KiB in 4 KiB "
                "writes, RAM disk", "bytes / M instructions", "icount", digits=0, exact=True),
         Figure("ram.usertests", "ramdisk", f"{what}, RAM disk, CPUS=1", "instructions",
-               "icount", digits=0, exact=False),
+               "icount", digits=0, exact=True),
     ]
     return {f.key: f for f in figs}
 
