@@ -4,7 +4,7 @@
 labs/profile/test_lab_profile.py gives our tree 100 points. That proves nothing about a student's
 tree unless the same tests also fail the trees that are not right. Two kinds are checked:
 
-* The starter (`make starter LAB=profile`, built from scratch in a temporary directory): it
+* The starter (`make starter LAB=profile`, built in a temporary directory on our objects): it
   must build and boot, pass a few ordinary tests (the boot, some utilities), and fail every
   lab test, with the lab's tests copied unchanged into it.
 * Mutants (labs/profile/mutants/*.patch): each patch makes one mistake a student could make, in a
@@ -25,9 +25,10 @@ The result of each case goes in the terminal summary (through tools/tern/fixture
 
 and in build/grade-logs/lab-discrimination/, one file per case.
 
-This is slow: a build from scratch and a run of the whole lab for the starter (about three
-minutes on a loaded two-core machine), then an incremental build, a boot and one test for each
-mutant (15 to 60 s each). The cases are independent, so pytest-xdist spreads them:
+This is slow: a build of what the starter changes and a run of the whole lab for the
+starter (about a minute on a loaded two-core machine), then an incremental build, a boot and
+one test for each mutant (5 to 35 s each). The cases are independent, so pytest-xdist
+spreads them:
 
     /usr/bin/python3 -m pytest -n 2 labs/profile/test_lab_discrimination.py
 """

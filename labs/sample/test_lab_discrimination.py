@@ -1,7 +1,7 @@
 """Proof that the sample lab's grade tests tell a right solution from wrong ones (the checks
 are tern/discrimination.py's, the same as the profile lab's).
 
-* The starter (`make starter LAB=sample`, built from scratch): it builds and boots, passes
+* The starter (`make starter LAB=sample`, built on our objects): it builds and boots, passes
   the ordinary tests of the boot, the utilities and the shell, and fails every test of
   labs/sample/test_lab_sample.py. Its sampler takes no sample, so it scores 0.
 * Mutants (labs/sample/mutants/*.patch), one mistake each, in the clock (late ticks not

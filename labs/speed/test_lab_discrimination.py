@@ -2,7 +2,7 @@
 
 labs/speed/test_lab_speed.py gives our tree 100 points (`make grade LAB=speed`). Here:
 
-* The starter (`make starter LAB=speed`, built from scratch): the grader gives it 0, every
+* The starter (`make starter LAB=speed`, built on our objects): the grader gives it 0, every
   test failing on its speedup (about 1.0x), not on the correctness gate: the starter is
   slow but right. Its counts, measured in the starter with its own copy of the measuring
   code, equal those recorded in labs/speed/reference.toml, and so does its digest: the
@@ -15,7 +15,7 @@ labs/speed/test_lab_speed.py gives our tree 100 points (`make grade LAB=speed`).
   a partial fix scores part of the points.
 
 The results go to the terminal summary and to build/grade-logs/lab-discrimination/.
-Slow (a starter built from scratch, then a build and a grader run per mutant):
+Slow (a starter built, then a build and a grader run per mutant):
 
     /usr/bin/python3 -m pytest -n 2 labs/speed/test_lab_discrimination.py
 """

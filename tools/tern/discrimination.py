@@ -27,8 +27,8 @@ from tern.machine import LOG_DIR, REPO
 
 # Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
 STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
-# The directories of build/ that copy_tree copies: the objects of `make all`. The others
-# (logs, other builds, benchmarks) are not needed to build.
+# The directories of build/ that copy_tree and reuse_objects copy: the objects of `make all`.
+# The others (logs, other builds, benchmarks) are not needed to build.
 BUILD_KEEP = {"kern", "user", "labs"}
 SUMMARY_DIR = LOG_DIR / "lab-discrimination"
 
@@ -136,11 +136,15 @@ def make_starter(lab: str, dest: Path) -> Path:
 
 
 def reuse_objects(tree: Path) -> None:
-    """Give a tree written from ours (a starter: every file new) our build outputs, and to
+    """Give a tree written from ours (a starter: every file new) our compiled objects, and to
     each of its files that is the same as ours, our file's time. make then takes our object
     of such a file as up to date, and compiles only the files that differ, which are newer
-    than any object of ours. A build output whose source the tree lacks is never asked for:
-    the Makefile lists sources, not objects."""
+    than any object of ours. Only objects (`.o`) and their dependency lists (`.d`) are
+    copied: every program, the kernel and fs.img are linked afresh, so a source file the
+    tree lacks leaves nothing of its own behind. Objects do not depend on the Makefile's
+    flags, so a tree whose Makefile differs from ours is built from scratch."""
+    if (tree / "Makefile").read_bytes() != (REPO / "Makefile").read_bytes():
+        return
     for path in tree.rglob("*"):
         rel = path.relative_to(tree)
         if rel.parts[0] in (".git", "build") or not path.is_file() or path.is_symlink():
@@ -149,12 +153,14 @@ def reuse_objects(tree: Path) -> None:
         if ours.is_file() and ours.read_bytes() == path.read_bytes():
             st = ours.stat()
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    def not_objects(directory: str, names: list[str]) -> set[str]:
+        return {n for n in names
+                if not (Path(directory) / n).is_dir() and not n.endswith((".o", ".d"))}
     for name in BUILD_KEEP:
         if (REPO / "build" / name).is_dir():
             shutil.copytree(REPO / "build" / name, tree / "build" / name, symlinks=True,
-                            dirs_exist_ok=True)
-    if (REPO / "mkfs" / "mkfs").is_file():
-        shutil.copy2(REPO / "mkfs" / "mkfs", tree / "mkfs" / "mkfs")
+                            ignore=not_objects, dirs_exist_ok=True)
 
 
 # --- Mutants ----------------------------------------------------------------------------------
