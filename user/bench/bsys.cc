@@ -52,7 +52,9 @@
 //     whatever ran before the command: the tick's interrupt, and the wake-up after it, land
 //     anywhere in a window of 100 ns. Padded from the wake-up alone, the count started one
 //     unit later on some boots than on others, and every later tick, and every sleep that
-//     ends on one, came 100 instructions sooner.
+//     ends on one, came 100 instructions sooner. Without -icount the host's timer decides
+//     when the hart wakes, and nothing repeats exactly: settle() tries three ticks, then goes
+//     on from where it woke.
 //   * The disk. While a process waits for the disk the hart is idle, and QEMU (sleep=off)
 //     moves virtual time on to the next timer deadline at once; how many such jumps a wait
 //     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
