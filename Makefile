@@ -228,7 +228,7 @@ TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgro
 test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -j$(TEST_JOBS) -C tests/host run
+	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
 	$(MAKE) bench-smoke
@@ -237,7 +237,7 @@ test: deps-test ## install what the tests need if missing, then run every test [
 # once), for a quick check of the host tools.
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -j$(TEST_JOBS) -C tests/host run
+	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
 test-tools: deps-test ## only the tests of the profile tools (tests/tools)
