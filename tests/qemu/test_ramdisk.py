@@ -14,12 +14,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import pytest
 
 from tern.bench.icount import ICOUNT_ARGS, Session, parse
 from tern.machine import PANIC, REPO, TRAP, Machine
 
+T = TypeVar("T")
 RAM = re.compile(r"(?m)^tern: disk: ram, (\d+) KiB$")
 VIRTIO = re.compile(r"(?m)^tern: disk: virtio$")
 REFUSED = re.compile(r"(?m)^tern: initrd .* cannot be the root disk: (.+)$")
@@ -88,11 +90,17 @@ def test_hostile_initrd_falls_back_to_virtio(boot, tmp_path: Path, kind: str,
     assert m.run("cat v").strip() == "on virtio"
 
 
-def fwrite_count(cpus: int = 1) -> dict[str, int]:
-    with Machine(cpus, name="ramdisk-fwrite", extra_args=ICOUNT_ARGS, ramdisk=True) as m:
+def counted(name: str, command: Callable[[Machine], T]) -> T:
+    """`command`'s result on a fresh one-hart machine under -icount, its root on the RAM disk."""
+    with Machine(1, name=name, extra_args=ICOUNT_ARGS, ramdisk=True) as m:
         m.boot(timeout=120)
         assert RAM.search(m.boot_output)
-        return parse(m.run("bsys fwrite 65536", timeout=300), "fwrite")[0]
+        return command(m)
+
+
+def fwrite_count() -> dict[str, int]:
+    return counted("ramdisk-fwrite",
+                   lambda m: parse(m.run("bsys fwrite 65536", timeout=300), "fwrite")[0])
 
 
 def test_write_path_count_repeats() -> None:
@@ -104,10 +112,8 @@ def test_write_path_count_repeats() -> None:
 
 
 def usertests_count(test: str) -> int:
-    with Machine(1, name="ramdisk-usertests", extra_args=ICOUNT_ARGS, ramdisk=True) as m:
-        m.boot(timeout=120)
-        assert RAM.search(m.boot_output)
-        return Session(m).program(f"usertests {test}", timeout=300)
+    return counted("ramdisk-usertests",
+                   lambda m: Session(m).program(f"usertests {test}", timeout=300))
 
 
 def test_usertests_count_repeats() -> None:
