@@ -330,30 +330,43 @@ int wait(UserAddr status) {
 void scheduler() {
   Cpu *c = mycpu();
   c->proc = nullptr;
+  // The scheduler runs with interrupts off, and takes them at one point only: after the wfi
+  // of a scan that found nothing to run. An interrupt that arrived while a process ran or
+  // while the hart scanned is then handled where one that arrives during the wait is, so a
+  // hart's busy work does not depend on when the host finished a disk request (bench's
+  // busy-instruction counts are exact because of it). A hart that always has something to
+  // run takes its interrupts in its processes, which run with interrupts on. With interrupts
+  // off, a wakeup cannot slip in between a scan and its wfi, and a pending interrupt makes
+  // the wfi return at once.
+  riscv::intr_off();
   for (;;) {
-    // Let devices interrupt (and wake processes up) between scans; then turn interrupts
-    // off so that a wakeup cannot slip in between our scan and the wfi.
-    riscv::intr_on();
-    riscv::intr_off();
     bool found = false;
     for (Proc &p : procs) {
       SpinGuard g(p.lock);
       if (p.state != ProcState::Runnable) continue;
       p.state = ProcState::Running;
       c->proc = &p;
-      if (c->idle_since != 0) {  // the hart was idle until now
+      timer_start_quantum();
+      // The hart was idle until now. The idle time ends after the time slice is armed:
+      // which deadline is armed depends on where in the timer's grid the wait ended.
+      if (c->idle_since != 0) {
         c->idle += riscv::r_instret() - c->idle_since;
         c->idle_since = 0;
       }
-      timer_start_quantum();
+      // intena belongs to each kernel thread (see sched()): the scheduler's says interrupts
+      // are off, and releasing p.lock must not turn them on with the process's.
+      bool intena = c->intena;
       swtch(&c->context, &p.context);
+      c->intena = intena;
       // The process is done running for now; it changed its state before coming back.
       c->proc = nullptr;
       found = true;
     }
-    if (!found) {  // nothing to run: sleep until an interrupt is pending
+    if (!found) {  // nothing to run: sleep until an interrupt is pending, then take it
       if (c->idle_since == 0) c->idle_since = riscv::r_instret();
       riscv::wfi();
+      riscv::intr_on();
+      riscv::intr_off();
     }
   }
 }

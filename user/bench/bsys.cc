@@ -60,7 +60,8 @@
 //     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
 //     measurement (every write commits a log transaction), and its virtual time varies for
 //     that reason; it also reports the idle part of it (/proc/cpustat), and the rest, the
-//     work, varies by a few tenths of a percent only. `fread` reads a file small enough to
+//     work, repeats exactly: the kernel's scheduler handles a finished request's interrupt
+//     at the same point whenever the host finished it. `fread` reads a file small enough to
 //     stay in the buffer cache and warms it first; `exec` runs this same small program,
 //     whose blocks stay cached too.
 //   * The console. Nothing is printed while a measurement runs.
