@@ -425,6 +425,9 @@ NINE_DIGITS_UNTIL_TICKS = 1000 * 10_000_000  # 1,000 s of the 10 MHz clock
 def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     """Fill the profile and time reading it; to be run first after boot (see above)."""
     fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S}", "fill", timeout=600)
+    if fill["idle"] != 0:
+        raise MachineError(f"bsys fill was idle for {fill['idle']} instructions: it waited "
+                           "for something, and the profile it made will not repeat")
     passes = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)
     warm = passes[1]
     # One pass of 1-byte reads, after the passes above have cached every name: each read is
