@@ -331,13 +331,15 @@ void scheduler() {
   Cpu *c = mycpu();
   c->proc = nullptr;
   // The scheduler runs with interrupts off, and takes them at one point only: after the wfi
-  // of a scan that found nothing to run. An interrupt that arrived while a process ran or
-  // while the hart scanned is then handled where one that arrives during the wait is, so a
-  // hart's busy work does not depend on when the host finished a disk request (bench's
-  // busy-instruction counts are exact because of it). A hart that always has something to
-  // run takes its interrupts in its processes, which run with interrupts on. With interrupts
-  // off, a wakeup cannot slip in between a scan and its wfi, and a pending interrupt makes
-  // the wfi return at once.
+  // of a scan that found nothing to run. An interrupt that arrives while the hart switches
+  // processes or scans is taken in the next process it runs, where that process turns
+  // interrupts on (a sample due then shows that place: skid, kern/profile/profiler.h); if
+  // nothing is runnable, it is taken after the wfi, where one that arrives during the wait
+  // is too. So a process's wait for the disk costs its hart the same busy work whenever the
+  // host finishes the request (the bench's busy-instruction counts are exact because of it).
+  // With interrupts off, a wakeup by this hart's own interrupt handlers cannot slip in
+  // between a scan and its wfi, and a pending interrupt makes the wfi return at once; a
+  // process woken on another hart is found at this hart's next time-slice timer at the latest.
   riscv::intr_off();
   for (;;) {
     bool found = false;

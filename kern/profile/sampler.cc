@@ -48,10 +48,10 @@
 // they are read: a process that just set Sleeping is still in swtch() until the scheduler on
 // its hart lets its lock go. Taking a spinlock in the timer trap cannot deadlock here: a hart
 // holding any spinlock has interrupts off (acquire() calls push_off() first, and only
-// pop_off() of the outermost lock, the scheduler before its scan, and usertrap() for a
-// system call, where no lock is held, turn them on again), so the timer trap never arrives on
-// a hart that holds one, and the sweep holds this one lock only, waiting for nothing while
-// it does.
+// pop_off() of the outermost lock, the scheduler after the wfi of a scan that found nothing,
+// and usertrap() for a system call, where no lock is held, turn them on again), so the timer
+// trap never arrives on a hart that holds one, and the sweep holds this one lock only, waiting
+// for nothing while it does.
 //
 // Each sample also says how late it was taken (Sample::late, profiler.h): tick() notes the
 // deadline before the clock moves it on, and timer_interrupt() says whether the interrupt

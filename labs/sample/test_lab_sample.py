@@ -206,9 +206,8 @@ class Stalled:
 # on a one-hart machine under -icount: each stall is exactly STALL_US * 1000 instructions, in
 # which the sampling clock's deadline passes STALL_US * STALL_RATE / 1e6 times, and the late
 # tick comes at its end, in the kernel, with pstall still on its hart. The stalls are short
-# beside the 10 ms time slice, so that most late ticks find pstall there (a time slice that
-# ran out sends the hart through the scheduler instead, where the skipped periods find no
-# process to sample).
+# beside the 10 ms time slice, so that a stall does not also end pstall's time slice, and its
+# late tick only samples, without sending the hart through the scheduler as well.
 STALLS, STALL_US, STALL_GAP_US, STALL_RATE = 20, 1000, 2000, MAX_HZ
 
 
@@ -263,7 +262,7 @@ def test_late_ticks_not_sampled_in_a_burst(stalled: Stalled | str) -> None:
     steps = pc.same_hart_steps(pc.of_pid(run.samples, run.pid))
     found = bursts(steps, period_us / 5)
     # Under -icount a right clock gives no short step at all; the margin is for a sample
-    # that the scheduler's own late ticks may bring close to another.
+    # that a tick held off while the hart switched processes may bring close to another.
     assert found <= 2, (
         f"{found} times, three or more samples of pstall came less than {period_us / 5:.0f} "
         f"us apart on one hart at {run.rate} Hz (a period is {period_us:.0f} us): after a "
