@@ -25,9 +25,9 @@ from typing import Iterator
 
 import pytest
 
+from tern.bench.icount import ICOUNT_ARGS
 from tern.machine import PANIC, TRAP, Machine
 
-pytestmark = pytest.mark.slow  # the storm: about half a minute
 
 RUNS = 10
 RESULT = re.compile(r"(?m)^test orphanstorm: (OK|FAILED.*)$")
@@ -45,6 +45,7 @@ def host_busy() -> Iterator[None]:
         hog.wait()
 
 
+@pytest.mark.slow  # about half a minute
 def test_orphanstorm_on_a_busy_host(boot, host_busy: None) -> None:
     m: Machine = boot(3)
     for run in range(1, RUNS + 1):
@@ -59,12 +60,15 @@ def test_orphanstorm_on_a_busy_host(boot, host_busy: None) -> None:
     m.assert_no_failures()
 
 
-def test_fork_waits_for_init_on_a_table_full_of_zombie_orphans(boot) -> None:
-    """user/tests/tforkfull.cc on one hart, where it can arrange the case exactly: a fork
-    that finds every slot taken, some by zombies only init can free, waits for init and
-    succeeds; one that finds the table full of live processes fails at once. Unlike the
-    storm above, this fails every time without the wait (allocproc_for_fork)."""
-    m: Machine = boot(1)
-    out = m.run("tforkfull", timeout=60, failures=(PANIC, TRAP))
-    assert "tforkfull: FAIL" not in out and re.search(r"(?m)^tforkfull: ok$", out), out
-    m.assert_no_failures()
+def test_fork_waits_for_init_on_a_table_full_of_zombie_orphans() -> None:
+    """user/tests/tforkfull.cc on one hart under -icount, where it can arrange the case
+    exactly: a fork that finds every slot taken, some by zombies only init can free, waits for
+    init and succeeds; one that finds the table full of live processes fails at once. Under
+    -icount the time slices end at the same instructions on every run, so no preemption
+    the host caused can let init reap first. Unlike the storm, this fails every time
+    without the wait (allocproc_for_fork)."""
+    with Machine(1, name="test_orphans.tforkfull", extra_args=ICOUNT_ARGS) as m:
+        m.boot()
+        out = m.run("tforkfull", timeout=60, failures=(PANIC, TRAP))
+        assert "tforkfull: FAIL" not in out and re.search(r"(?m)^tforkfull: ok$", out), out
+        m.assert_no_failures()
