@@ -70,11 +70,12 @@ def busy_fwrite() -> int:
     with Machine(1, name="test_cpustat.fwrite", extra_args=icount.ICOUNT_ARGS) as m:
         m.boot()
         fw = icount.parse(m.run("bsys fwrite 65536", timeout=300), "fwrite")[0]
+        m.assert_no_failures()
     return fw["insns"] - fw["idle"]
 
 
 def test_disk_waits_leave_the_busy_count_exact() -> None:
-    """Sixteen 4 KiB writes, each committing a log transaction through the virtio disk, on
+    """Sixteen 4 KiB writes, each committing log transactions through the virtio disk, on
     three fresh machines: the busy count is the same on each. QEMU finishes a disk request on
     a host thread, so its interrupt comes whenever the host is done; the busy count repeats
     only if the kernel handles it at the same point wherever it came (kern/proc/proc.cc,

@@ -58,7 +58,7 @@
 //   * The disk. While a process waits for the disk the hart is idle, and QEMU (sleep=off)
 //     moves virtual time on to the next timer deadline at once; how many such jumps a wait
 //     takes depends on the host's disk. Only `fwrite` waits for the disk inside its
-//     measurement (every write commits a log transaction), and its virtual time varies for
+//     measurement (every write commits log transactions), and its virtual time varies for
 //     that reason; it also reports the idle part of it (/proc/cpustat), and the rest, the
 //     work, repeats exactly: the kernel's scheduler handles a finished request's interrupt
 //     at the same point whenever the host finished it. `fread` reads a file small enough to
