@@ -720,8 +720,7 @@ void bench_fill(int want, int after) {
   Pipe p;
   // Profiling this program reads its symbol table from the disk (kern/profile/images.cc):
   // once here, so that the profiled section below finds the blocks in the buffer cache.
-  if (profile(getpid(), PROF_ON, 0) < 0) fail("cannot profile myself");
-  profile(getpid(), PROF_OFF, 0);
+  { ProfiledSection warm(PROF_MAX_HZ); }
   prepare_profile(PROF_MAX_HZ);
   long capacity = profstat("capacity");
   if (want > capacity) want = static_cast<int>(capacity);
