@@ -36,7 +36,8 @@ namespace {
 constexpr int ORPHANS = 4;
 
 int failures = 0;
-int children[NPROC], nchildren = 0;  // the fillers, in the order fork made them
+int children[NPROC], nchildren = 0;  // the fillers in the order fork made them, then the
+                                     // starter and the forker
 
 void fail(const char *what) {
   printf("tforkfull: FAIL %s\n", what);
