@@ -97,22 +97,42 @@ void test_forkstorm() {
 
 // Orphans go to init, which reaps them. Done many more times than NPROC: if orphans were
 // not reaped their slots would run out, and if they were given to us we would see them.
+// Half the grandchildren still run when their parent exits: each waits for the end of file
+// on `hold`, whose write end only this process keeps, and gets it once the parent has been
+// reaped. The other half have exited before their parent does (zombie orphans): the parent
+// waits for the end of file on `done`, which comes as the grandchild's exit closes its
+// files, then gives that exit a millisecond to finish, far more than it takes. Pipes, not
+// sleep(), order the processes, so a round waits for no clock tick.
 void test_reparent() {
   constexpr int ROUNDS = 3 * NPROC;
+  constexpr unsigned long LET_FINISH = TIME_TICKS_PER_MS;  // 1 ms
   for (int i = 0; i < ROUNDS; i++) {
-    int pid = spawn([i] {
+    int hold[2], done[2];
+    CHECK(pipe(hold) == 0, "round %d: pipe failed", i);
+    CHECK(pipe(done) == 0, "round %d: pipe failed", i);
+    int pid = spawn([&] {
+      close(hold[1]);
       int grandchild = fork();
       if (grandchild < 0) exit(1);
+      char c;
       if (grandchild == 0) {
-        // Half of them still run when their parent exits, half have already exited (a
-        // zombie orphan, which init must reap too).
-        if (i % 2 == 0) sleep(1);
+        close(done[0]);
+        if (i % 2 == 0) read(hold[0], &c, 1);  // outlives its parent
         exit(0);
       }
-      if (i % 2 == 1) sleep(1);
+      close(done[1]);
+      if (i % 2 == 1) {  // exits after its grandchild
+        read(done[0], &c, 1);
+        for (unsigned long start = rdtime(); rdtime() - start < LET_FINISH;) {
+        }
+      }
       exit(0);
     });
+    close(hold[0]);
+    close(done[0]);
+    close(done[1]);
     int status = reap(pid);
+    close(hold[1]);  // the grandchild that waits on it may end now
     CHECK(status == 0, "round %d: the middle process could not fork (status %d)", i, status);
     // The grandchild is not ours: we have no child left to wait for.
     CHECK(wait(nullptr) == -1, "round %d: an orphan was given to its grandparent", i);
@@ -239,7 +259,10 @@ void test_killstorm() {
   char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"),
                   const_cast<char *>("xyz"), nullptr};
   for (int i = 0; i < VICTIMS; i++) {
+    int ready[2];
+    CHECK(pipe(ready) == 0, "victim %d: pipe failed", i);
     int pid = spawn([&, i] {
+      write(ready[1], "r", 1);  // started
       switch (i % 4) {
         case 0: exec("/usertests", argv); exit(SURVIVED_STATUS);
         case 1:
@@ -267,10 +290,15 @@ void test_killstorm() {
           }
       }
     });
-    // Kill at once, or after letting it run for a moment.
-    if (i % 3 != 0) sleep(i % 3 - 1);
+    // Kill at once, after a system call of our own, or once the victim has started: then it
+    // runs on another hart, or on this one until it sleeps or its time slice ends.
+    char c;
+    if (i % 3 == 1) sleep(0);
+    if (i % 3 == 2) read(ready[0], &c, 1);
     kill(pid);
     int status = reap(pid);
+    close(ready[0]);
+    close(ready[1]);
     int probe = 3 + 100 * 3;  // what the exec'd probe exits with
     CHECK(status == -1 || (i % 4 == 0 && status == probe),
           "victim %d (kind %d) ended with status %d", i, i % 4, status);
