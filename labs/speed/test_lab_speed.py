@@ -8,13 +8,14 @@ tree's. Each workload has two tiers, each all or nothing: a first speedup that o
 change reaches, and one near what our own solution reaches (TIERS below).
 
 Speed counts only in a kernel that still works. Before any speedup is looked at, the
-`gate` fixture checks, on a three-hart machine without -icount, in this order:
+`gate` fixture checks, on three-hart machines without -icount, in this order:
 
   * that the workloads and the measuring code are the ones the reference was measured with
     (each file of tools/tern/bench/speed.py's PROTECTED against reference.toml's digest;
     every file that differs is named);
   * the lab's own checks (labs/speed/user/spcheck.cc): pipes, sleep locks, copies, each from
-    many processes at once, seeded (the seed is printed; SPEED_SEED=N replays one);
+    many processes at once, seeded (the seed is printed; SPEED_SEED=N replays one); the
+    three run at once, each on a machine of its own;
   * `usertests -q`, once the checks pass: every test passes and no page is lost;
   * the profile lab's graded tests (labs/profile/test_lab_profile.py) but its written
     answers: the profiler a student measures with must still work. They run last, on two
@@ -31,6 +32,7 @@ from __future__ import annotations
 import fcntl
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 import pytest
@@ -38,13 +40,14 @@ import pytest
 from tern import discrimination
 from tern.bench import speed
 from tern.fixtures import SharedMachine
-from tern.machine import PANIC, REPO, TRAP, MachineError
+from tern.machine import PANIC, REPO, TRAP, Machine, MachineError
 from tern.profile_props import seed_from_env
 
 points = pytest.mark.points  # the lab is this folder, labs/speed/
 
 CHECKS = ("pipes", "locks", "copy")
 CHECK_TIMEOUT = 30  # s for one spcheck (about 2 s when right): a lost wakeup never ends
+CHECK_CPUS = 3
 USERTESTS_TIMEOUT = 300
 PROFILE_LAB_TESTS = "labs/profile/test_lab_profile.py"
 # Its written answers are that lab's own business (the speed starter leaves them blank).
@@ -86,48 +89,54 @@ def once_per_run(request: pytest.FixtureRequest, name: str, compute: Callable[[]
 # --- The correctness gate -------------------------------------------------------------------
 
 
-def run_checks(holder: SharedMachine, seed: int) -> list[str]:
-    """The lab's checks and usertests on the module's machine: what failed, in words (empty
-    if nothing). Every check runs, so that each failure is named: one that hangs the machine
-    is reported, and the rest run on a machine booted afresh (a copy that is broken may show
-    first in the pipes, which copy too, and must still be named by the copy check).
-    usertests runs only once the checks pass: a lost wakeup would hang it for minutes."""
-    problems = []
-    for check in CHECKS:
+def first_line(e: Exception) -> str:
+    return str(e).splitlines()[0] if str(e) else type(e).__name__
+
+
+def run_check(check: str, seed: int, name: str) -> str:
+    """`spcheck CHECK SEED` on a three-hart machine of its own: what failed, in words, or ""."""
+    with Machine(CHECK_CPUS, name=f"{name}-{check}") as m:
         try:
-            m = holder.get()
+            m.boot()
         except MachineError as e:
-            return problems + [f"the machine did not boot again after a check hung: "
-                               f"{str(e).splitlines()[0]}"]
+            return f"the machine for spcheck {check} did not boot: {first_line(e)}"
         try:
             out = m.run(f"spcheck {check} {seed}", timeout=CHECK_TIMEOUT,
                         failures=(PANIC, TRAP))
         except MachineError as e:
-            first = str(e).splitlines()[0]
-            problems.append(f"spcheck {check} {seed} did not finish ({first}); a process "
-                            "that waits for a wakeup that never comes looks like this")
-            continue
-        if not CHECK_OK.search(out):
-            said = [line for line in out.splitlines() if "spcheck" in line][-1:]
-            problems.append(f"spcheck {check} {seed} failed: "
-                            f"{' '.join(said) or out.strip()[-300:]}")
+            return (f"spcheck {check} {seed} did not finish ({first_line(e)}); a process "
+                    "that waits for a wakeup that never comes looks like this")
+    if not CHECK_OK.search(out):
+        said = [line for line in out.splitlines() if "spcheck" in line][-1:]
+        return f"spcheck {check} {seed} failed: {' '.join(said) or out.strip()[-300:]}"
+    return ""
+
+
+def run_checks(holder: SharedMachine, seed: int) -> list[str]:
+    """The lab's checks and usertests: what failed, in words (empty if nothing). The three
+    checks run at once, each on a machine of its own, so that each failure is named (a copy
+    that is broken may show first in the pipes, which copy too, and must still be named by
+    the copy check), and a check that hangs costs its timeout once, not once for each check
+    after it. usertests runs on the module's machine only once the checks pass: a lost
+    wakeup would hang it for minutes."""
+    with ThreadPoolExecutor(len(CHECKS)) as pool:
+        found = pool.map(lambda check: run_check(check, seed, holder.factory.name), CHECKS)
+        problems = [problem for problem in found if problem]
     if problems:
         return problems
     try:
         out = holder.get().run("usertests -q", timeout=USERTESTS_TIMEOUT,
                                failures=(PANIC, TRAP))
     except MachineError as e:
-        return problems + [f"usertests -q did not finish: {str(e).splitlines()[0]}"]
+        return [f"usertests -q did not finish: {first_line(e)}"]
     verdict = USERTESTS_VERDICT.search(out)
     failed = [f"{name} {why}" for name, why in USERTESTS_FAILED.findall(out)]
     if verdict is None or verdict.group(1) != "ALL TESTS PASSED" or failed:
-        problems.append(f"usertests -q failed: {'; '.join(failed) or 'no verdict printed'}")
-    else:
-        pages = PAGES.search(out)
-        if pages is None or pages.group(1) != pages.group(2):
-            problems.append("usertests -q lost pages: "
-                            f"{pages.group(0) if pages else 'no count printed'}")
-    return problems
+        return [f"usertests -q failed: {'; '.join(failed) or 'no verdict printed'}"]
+    pages = PAGES.search(out)
+    if pages is None or pages.group(1) != pages.group(2):
+        return ["usertests -q lost pages: " + (pages.group(0) if pages else "no count printed")]
+    return []
 
 
 def profile_lab_problems() -> list[str]:
@@ -138,17 +147,16 @@ def profile_lab_problems() -> list[str]:
                                             f"--deselect={PROFILE_LAB_NOT_RUN}",
                                             timeout=PROFILE_LAB_TIMEOUT)
     except (AssertionError, OSError, discrimination.subprocess.TimeoutExpired) as e:
-        return [f"the profile lab's tests ({PROFILE_LAB_TESTS}) did not run: "
-                f"{str(e).splitlines()[0] if str(e) else type(e).__name__}"]
+        return [f"the profile lab's tests ({PROFILE_LAB_TESTS}) did not run: {first_line(e)}"]
     if not outcomes.results:
         return [f"the profile lab's tests ({PROFILE_LAB_TESTS}) did not run"]
     failed = outcomes.failed()
     if not failed:
         return []
-    def first_line(name: str) -> str:
-        reason = outcomes.reasons.get(name)
-        return reason.splitlines()[0][:160] if reason else ""
-    shown = "; ".join(f"{name} ({outcomes.results[name]}: {first_line(name)})"
+    def reason(name: str) -> str:
+        said = outcomes.reasons.get(name)
+        return said.splitlines()[0][:160] if said else ""
+    shown = "; ".join(f"{name} ({outcomes.results[name]}: {reason(name)})"
                       for name in failed[:3])
     more = f" and {len(failed) - 3} more" if len(failed) > 3 else ""
     return [f"the profile lab's tests fail, so the profiler is broken: {shown}{more} "
