@@ -167,8 +167,9 @@ struct KeptFrame {
   u64 lookup = 0;
   i32 image = 0;
   bool kernel = false;
-  u32 at = 0;   // where its text starts in frame_text
-  u32 len = 0;  // 0: an empty slot
+  bool caller_in_ra = false;  // a user pc whose caller is in ra (caller_in_ra(), symbolize.cc)
+  u32 at = 0;                 // where its text starts in frame_text
+  u32 len = 0;                // 0: an empty slot
 };
 constexpr u32 KEPT_BITS = 11;
 constexpr u32 NKEPT_FRAMES = 1u << KEPT_BITS;
@@ -217,7 +218,9 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   w.key("symbol").string(name, NAME_MAX - 1);
   w.key("kernel").boolean(kernel);
   w.end_object();
-  f = {addr, lookup, image, kernel, frame_text_used, static_cast<u32>(w.size())};
+  // The question about a user pc's code bytes is kept with its text: asked once, too.
+  bool ra = !kernel && lookup == addr && caller_in_ra(image, addr);
+  f = {addr, lookup, image, kernel, ra, frame_text_used, static_cast<u32>(w.size())};
   frame_text_used += f.len;
   nkept++;
   return f;
@@ -249,21 +252,20 @@ u32 render_sample(const Sample &s, bool first, char *out) {
   // in its prologue or epilogue, which the trap-time walk cannot see (walk.h, prologue.h):
   // it goes right after the user pc. A sample stays within MAX_FRAMES, so on a full stack
   // the outermost frame gives way.
-  u64 frames[MAX_FRAMES];
   int n = 0, nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
   for (int i = 0; i < s.nframes && i < MAX_FRAMES && n < MAX_FRAMES; i++) {
-    frames[n++] = s.frames[i];
-    if (i == nkernel && n < MAX_FRAMES && s.user_ra != 0 && caller_in_ra(s.image, s.frames[i]))
-      frames[n++] = s.user_ra;
-  }
-  for (int i = 0; i < n; i++) {
     bool kernel = i < nkernel;
-    u64 addr = frames[i];
+    u64 addr = s.frames[i];
     // frames[0] and frames[nkernel] are interrupted pcs; the others return addresses.
     bool is_pc = i == 0 || i == nkernel;
-    u64 lookup = is_pc ? addr : addr - 1;
-    const KeptFrame &f = frame(kernel, s.image, addr, lookup);
+    const KeptFrame &f = frame(kernel, s.image, addr, is_pc ? addr : addr - 1);
     w.verbatim(frame_text + f.at, f.len);
+    n++;
+    if (i == nkernel && n < MAX_FRAMES && s.user_ra != 0 && f.caller_in_ra) {
+      const KeptFrame &caller = frame(false, s.image, s.user_ra, s.user_ra - 1);
+      w.verbatim(frame_text + caller.at, caller.len);
+      n++;
+    }
   }
   w.end_array();
   // Skid (profiler.h, Sample::late): how late, and "irqoff" only when it had been held off.
