@@ -14,6 +14,7 @@ import random
 import re
 import shutil
 import struct
+import subprocess
 import sys
 from pathlib import Path
 from typing import Callable, Iterator
@@ -239,3 +240,22 @@ def test_disk_check_reports_duplicates_and_linked_orphans(tmp_path: Path) -> Non
     linked = _patched_image(tmp_path, lambda img, data: _set_inode(img, data, 150,
                                                                     fsimage.T_FILE, 1))
     assert any(p.startswith(fsimage.ORPHAN) for p in disk_problems(linked))
+
+
+def collected(*args: str) -> list[str]:
+    """The node ids a pytest run of ours would run, in its order (no machine is booted)."""
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "--no-build", "-p", "no:xdist",
+         "-p", "no:cacheprovider", *args], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [line for line in result.stdout.splitlines() if "::" in line]
+
+
+def test_slow_tests_are_handed_out_first() -> None:
+    """The tests marked slow come first, in the order they were found in, then the rest."""
+    files = ["tests/qemu/test_boot.py", "tests/qemu/test_orphans.py",
+             "tests/qemu/test_usertests.py"]
+    slow = collected("-m", "slow", *files)
+    rest = collected("-m", "not slow", *files)
+    assert slow and rest, "the files chosen must hold tests of both kinds"
+    assert collected(*files) == slow + rest

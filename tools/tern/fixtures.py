@@ -37,6 +37,9 @@ so a caller can tell an assertion that failed from a machine that did not boot
 
 Under `CI=true` a skipped test counts as failed (strict_skips.py). A test that needs more
 harts than its module's machine has is marked `min_cpus(n)` and deselected there instead.
+
+Tests marked `slow` run first (pytest_collection_modifyitems), so that parallel workers
+finish together.
 """
 
 from __future__ import annotations
@@ -109,6 +112,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+    # The tests marked slow (minutes each: the labs' mutants, the platforms, usertests) go
+    # first, in their order, then the rest. pytest-xdist hands out tests in this order, so
+    # the workers of a parallel run end on short tests and finish together, instead of
+    # one waiting while the other runs a long test it was handed last.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 # --- Fixtures ------------------------------------------------------------------------------
