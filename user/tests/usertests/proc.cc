@@ -101,8 +101,10 @@ void test_forkstorm() {
 // on `hold`, whose write end only this process keeps, and gets it once the parent has been
 // reaped. The other half have exited before their parent does (zombie orphans): the parent
 // waits for the end of file on `done`, which comes as the grandchild's exit closes its
-// files, then gives that exit a millisecond to finish, far more than it takes. Pipes, not
-// sleep(), order the processes, so a round waits for no clock tick.
+// files, then gives that exit a millisecond to finish. That is many times what it takes, but
+// a bound, not a promise: a grandchild whose hart the host holds up longer is handed to init
+// while it is still exiting, and init must reap it all the same. Pipes, not sleep(), order
+// the processes, so a round waits for no clock tick.
 void test_reparent() {
   constexpr int ROUNDS = 3 * NPROC;
   constexpr unsigned long LET_FINISH = TIME_TICKS_PER_MS;  // 1 ms
@@ -256,6 +258,7 @@ void test_killpipe() {
 // status -1 or its own, and nothing may be left behind (the runner checks the pages).
 void test_killstorm() {
   constexpr int VICTIMS = 60;
+  constexpr unsigned long RUN_FOR = 5 * TIME_TICKS_PER_MS;
   char *argv[] = {const_cast<char *>("usertests"), const_cast<char *>("--probe"),
                   const_cast<char *>("xyz"), nullptr};
   for (int i = 0; i < VICTIMS; i++) {
@@ -290,11 +293,16 @@ void test_killstorm() {
           }
       }
     });
-    // Kill at once, after a system call of our own, or once the victim has started: then it
-    // runs on another hart, or on this one until it sleeps or its time slice ends.
+    // Kill at once, after a system call of our own, or once the victim has started and run
+    // its loop for a while: on another hart for RUN_FOR, or on this one until it sleeps or
+    // its time slice ends.
     char c;
     if (i % 3 == 1) sleep(0);
-    if (i % 3 == 2) read(ready[0], &c, 1);
+    if (i % 3 == 2) {
+      read(ready[0], &c, 1);
+      for (unsigned long start = rdtime(); rdtime() - start < RUN_FOR;) {
+      }
+    }
     kill(pid);
     int status = reap(pid);
     close(ready[0]);
