@@ -94,11 +94,12 @@ def first_line(e: Exception) -> str:
 
 
 def run_check(check: str, seed: int, name: str) -> str:
-    """`spcheck CHECK SEED` on a three-hart machine of its own: what failed, in words, or ""."""
+    """`spcheck CHECK SEED` on a three-hart machine of its own: what failed, in words, or "".
+    A machine that failed keeps its console log (Machine.error() saves it for a hang)."""
     with Machine(CHECK_CPUS, name=f"{name}-{check}") as m:
         try:
             m.boot()
-        except MachineError as e:
+        except Exception as e:  # a MachineError, or a QEMU that could not be started at all
             return f"the machine for spcheck {check} did not boot: {first_line(e)}"
         try:
             out = m.run(f"spcheck {check} {seed}", timeout=CHECK_TIMEOUT,
@@ -106,10 +107,11 @@ def run_check(check: str, seed: int, name: str) -> str:
         except MachineError as e:
             return (f"spcheck {check} {seed} did not finish ({first_line(e)}); a process "
                     "that waits for a wakeup that never comes looks like this")
-    if not CHECK_OK.search(out):
+        if CHECK_OK.search(out):
+            return ""
         said = [line for line in out.splitlines() if "spcheck" in line][-1:]
-        return f"spcheck {check} {seed} failed: {' '.join(said) or out.strip()[-300:]}"
-    return ""
+        return (f"spcheck {check} {seed} failed: {' '.join(said) or out.strip()[-300:]} "
+                f"(console log: {m.save_log()})")
 
 
 def run_checks(holder: SharedMachine, seed: int) -> list[str]:

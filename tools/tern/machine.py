@@ -189,7 +189,8 @@ def qemu_command(cpus: int, image: Path | str, extra_args: Sequence[str] = (),
 # --- Never leave a QEMU behind ------------------------------------------------------------
 
 _live: "weakref.WeakSet[Machine]" = weakref.WeakSet()
-_cleanup_installed = False
+_atexit_installed = False
+_handlers_installed = False
 
 
 def _close_all() -> None:
@@ -205,13 +206,15 @@ def _on_signal(signum: int, _frame: object) -> None:
 
 
 def _install_cleanup() -> None:
-    global _cleanup_installed
-    if _cleanup_installed:
+    global _atexit_installed, _handlers_installed
+    if not _atexit_installed:
+        _atexit_installed = True
+        atexit.register(_close_all)
+    # Signal handlers can only be set from the main thread: a machine started first in
+    # another thread leaves them to the next one started in the main thread.
+    if _handlers_installed or threading.current_thread() is not threading.main_thread():
         return
-    _cleanup_installed = True
-    atexit.register(_close_all)
-    if threading.current_thread() is not threading.main_thread():
-        return
+    _handlers_installed = True
     for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) in (signal.SIG_DFL, None):
             signal.signal(signum, _on_signal)
