@@ -221,7 +221,8 @@ deps-check: deps-test
 # the machines this is tested on; TEST_JOBS=1 runs them one after another), and the host
 # tests compile TEST_JOBS files at a time. Each worker boots its own machines; tests that share
 # an expensive fixture, such as a lab's starter tree, are kept on one worker by an
-# xdist_group mark (the loadgroup distribution).
+# xdist_group mark (the loadgroup distribution). The tests of the profile tools run in the
+# same pytest as the QEMU tests, so that the workers fill their gaps with them.
 TEST_JOBS ?= 2
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 
@@ -229,8 +230,8 @@ test: deps-test ## install what the tests need if missing, then run every test [
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
 	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
-	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools $(PYTEST_ARGS)
-	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/qemu tests/grader labs $(PYTEST_ARGS)
+	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools tests/qemu tests/grader labs \
+		$(PYTEST_ARGS)
 	$(MAKE) bench-smoke
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
