@@ -16,6 +16,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Callable, Iterator
 
@@ -69,6 +70,16 @@ while True:
         sys.exit(3)
     if cmd == "hang":
         continue
+    if cmd == "dots":  # progress for a second, then silence: stuck after making progress
+        for _ in range(10):
+            out(".")
+            time.sleep(0.1)
+        continue
+    if cmd == "slowdots":  # a dot every 0.3 s for 1.5 s, then done
+        for _ in range(5):
+            out(".")
+            time.sleep(0.3)
+        out("\n")
     if cmd.startswith("echo "):
         out(cmd[5:] + "\n")
     if cmd == "killed":
@@ -188,6 +199,16 @@ def test_a_killed_process_is_not_a_kernel_failure(fake: Machine) -> None:
     out = fake.run("killed")
     assert re.match(r"killed pid 4 \(tfault\):", out)
     fake.assert_no_failures()
+
+
+def test_quiet_limit_fails_a_command_that_stops_printing(fake: Machine) -> None:
+    """run(quiet=s) fails once nothing has come for s seconds, not before: a command that
+    prints as it goes ends well, one that stops printing fails long before its timeout."""
+    assert fake.run("slowdots", timeout=10, quiet=0.6).strip() == "....."
+    start = time.monotonic()
+    with pytest.raises(MachineError, match=r"nothing printed for 0.6 s"):
+        fake.run("dots", timeout=30, quiet=0.6)
+    assert time.monotonic() - start < 10, "the quiet limit did not end the wait"
 
 
 def test_close_kills_the_process(fake: Machine) -> None:

@@ -434,13 +434,15 @@ class Machine:
         return match
 
     def run(self, cmd: str, timeout: float = 10, *,
-            failures: Iterable[Failure] = DEFAULT_FAILURES) -> str:
+            failures: Iterable[Failure] = DEFAULT_FAILURES, quiet: float | None = None) -> str:
         """Type a shell command and return what it printed before the next prompt.
 
         The machine must be at a prompt. The returned text starts after the echo of the
         command line and ends just before the "$ " of the next prompt. That prompt is
         recognised at the start of a line, so a command whose output ends without a newline,
-        or prints a line that starts with "$ ", needs expect() instead.
+        or prints a line that starts with "$ ", needs expect() instead. With `quiet`, the
+        wait also fails once the console has printed nothing for that many (scaled) seconds:
+        for a command that prints as it makes progress, whose silence means it is stuck.
         """
         if not self.at_prompt:
             raise MachineError(self._message(f"run({cmd!r}) while the shell is not at a prompt",
@@ -450,7 +452,7 @@ class Machine:
         echo = self._wait(re.compile(re.escape(cmd + "\n")), timeout, failures=failures,
                           what="the echo of the command", typed=cmd + "\n")
         prompt = self._wait(PROMPT, timeout, failures=failures, start=echo.end(),
-                            what="the next shell prompt")
+                            what="the next shell prompt", quiet=quiet)
         self._pos = prompt.end()
         self.at_prompt = True
         self._command = None
@@ -458,7 +460,8 @@ class Machine:
 
     def _wait(self, regex: re.Pattern[str], timeout: float, *,
               failures: Iterable[Failure] = DEFAULT_FAILURES, start: int | None = None,
-              what: str | None = None, typed: str = "") -> re.Match[str]:
+              what: str | None = None, typed: str = "",
+              quiet: float | None = None) -> re.Match[str]:
         """Wait for `regex` from `start` on, failing early on any of `failures`.
 
         `typed` is text just typed, whose echo is expected first: the echo may arrive a few
@@ -468,7 +471,8 @@ class Machine:
         failures = tuple(failures)
         what = what or f"/{regex.pattern}/"
         pos = self._pos if start is None else start
-        deadline = time.monotonic() + timeout * timeout_scale()
+        began = time.monotonic()
+        deadline = began + timeout * timeout_scale()
         scanned = pos  # text before this was searched, and held no match
         while True:
             text = self.output
@@ -496,6 +500,11 @@ class Machine:
             if now >= deadline:
                 raise self.error(f"timed out after {timeout * timeout_scale():g} s waiting "
                                   f"for {what}")
+            if quiet is not None:
+                last = max(began, self._arrivals[-1][1] if self._arrivals else began)
+                if now - last >= quiet * timeout_scale():
+                    raise self.error(f"nothing printed for {quiet * timeout_scale():g} s "
+                                     f"while waiting for {what}")
             scanned = len(text)
             self._read(min(deadline - now, 0.25))
 
