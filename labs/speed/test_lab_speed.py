@@ -47,6 +47,7 @@ points = pytest.mark.points  # the lab is this folder, labs/speed/
 
 CHECKS = ("pipes", "locks", "copy")
 CHECK_TIMEOUT = 30  # s for one spcheck (about 2 s when right): a lost wakeup never ends
+CHECK_QUIET = 10  # s without a dot of its progress: a check that is stuck, not slow
 CHECK_CPUS = 3
 USERTESTS_TIMEOUT = 300
 PROFILE_LAB_TESTS = "labs/profile/test_lab_profile.py"
@@ -103,7 +104,7 @@ def run_check(check: str, seed: int, name: str) -> str:
             return f"the machine for spcheck {check} did not boot: {first_line(e)}"
         try:
             out = m.run(f"spcheck {check} {seed}", timeout=CHECK_TIMEOUT,
-                        failures=(PANIC, TRAP))
+                        failures=(PANIC, TRAP), quiet=CHECK_QUIET)
         except MachineError as e:
             return (f"spcheck {check} {seed} did not finish ({first_line(e)}); a process "
                     "that waits for a wakeup that never comes looks like this")
@@ -118,9 +119,10 @@ def run_checks(holder: SharedMachine, seed: int) -> list[str]:
     """The lab's checks and usertests: what failed, in words (empty if nothing). The three
     checks run at once, each on a machine of its own, so that each failure is named (a copy
     that is broken may show first in the pipes, which copy too, and must still be named by
-    the copy check), and a check that hangs costs its timeout once, not once for each check
-    after it. usertests runs on the module's machine only once the checks pass: a lost
-    wakeup would hang it for minutes."""
+    the copy check), and a check that hangs costs its wait once, not once for each check
+    after it. A check prints dots as it goes, so one whose dots stop for CHECK_QUIET seconds
+    is stuck, and is named then, not at its timeout. usertests runs on the module's machine
+    only once the checks pass: a lost wakeup would hang it for minutes."""
     with ThreadPoolExecutor(len(CHECKS)) as pool:
         found = pool.map(lambda check: run_check(check, seed, holder.factory.name), CHECKS)
         problems = [problem for problem in found if problem]

@@ -12,8 +12,9 @@
 //   spcheck copy SEED    bytes copied between user memory and the kernel at every alignment
 //                        and length, through a pipe and through a file, arrive unchanged
 //
-// Each prints `spcheck: NAME ok (seed S, N cases)` or a line with `FAILED` and what went wrong,
-// and exits 1. A lost wakeup shows as a check that never ends: the grader's timeout names it.
+// Each prints a dot now and then as it goes, then `spcheck: NAME ok (seed S, N cases)` or a
+// line with `FAILED` and what went wrong, and exits 1. A lost wakeup shows as a check that
+// never ends, and whose dots stop: the grader names it when nothing has come for a while.
 #include "lib/user.h"
 
 namespace {
@@ -25,9 +26,12 @@ const char *check = "?";
 unsigned long seed = 0;
 
 [[noreturn]] void failed(const char *what, long a = 0, long b = 0) {
-  printf("spcheck: %s FAILED (seed %lu): %s (%ld, %ld)\n", check, seed, what, a, b);
+  printf("\nspcheck: %s FAILED (seed %lu): %s (%ld, %ld)\n", check, seed, what, a, b);
   exit(1);
 }
+
+// Progress: a dot on the console, a few times a second while a check runs.
+void dot() { write(1, ".", 1); }
 
 // The byte at position i of stream k: every stream is different, and so is every position.
 char stream_byte(int k, long i) { return static_cast<char>((i * 131 + k * 17 + (i >> 8)) & 0xff); }
@@ -140,7 +144,12 @@ int pipes_shared(Rng &rng) {
 
 int check_pipes(Rng &rng) {
   int cases = 0;
-  for (int round = 0; round < 5; round++) cases += pipes_pairs(rng) + pipes_shared(rng);
+  for (int round = 0; round < 5; round++) {
+    cases += pipes_pairs(rng);
+    dot();
+    cases += pipes_shared(rng);
+    dot();
+  }
   return cases;
 }
 
@@ -191,6 +200,7 @@ int check_locks(Rng &rng) {
           if (rbuf[j] != stream_byte(k + i, j)) failed("a file came back changed", k, j);
         close(f);
         if (unlink(name) < 0) failed("cannot remove a file", k, i);
+        dot();
       }
       exit(0);
     }
@@ -233,6 +243,7 @@ int check_copy(Rng &rng) {
       for (int i = 0; i < n; i++)
         if (rbuf[to + i] != wbuf[from + i]) failed("a file copy changed a byte", c, i);
     }
+    if (c % 40 == 0) dot();
   }
   close(fds[0]);
   close(fds[1]);
@@ -259,6 +270,6 @@ int main(int argc, char **argv) {
     fprintf(2, "spcheck: no check %s: pipes, locks or copy\n", check);
     return 2;
   }
-  printf("spcheck: %s ok (seed %lu, %d cases)\n", check, seed, cases);
+  printf("\nspcheck: %s ok (seed %lu, %d cases)\n", check, seed, cases);
   return 0;
 }
