@@ -23,7 +23,7 @@ from typing import Callable, Iterator
 import pytest
 
 from tern import fsimage
-from tern.machine import REPO, Machine, MachineError, disk_problems
+from tern.machine import REPO, Machine, MachineError, disk_problems, timeout_scale
 from tern.profile_props import seed_from_env
 
 # A long output, made the same way by the fake console and the test that checks it: `flood N
@@ -204,10 +204,10 @@ def test_a_killed_process_is_not_a_kernel_failure(fake: Machine) -> None:
 def test_quiet_limit_fails_a_command_that_stops_printing(fake: Machine) -> None:
     """run(quiet=s) fails once nothing has come for s seconds, not before: a command that
     prints as it goes ends well, one that stops printing fails long before its timeout."""
-    assert fake.run("slowdots", timeout=10, quiet=0.6).strip() == "....."
+    assert fake.run("slowdots", timeout=10, quiet=1.5).strip() == "....."
     start = time.monotonic()
-    with pytest.raises(MachineError, match=r"nothing printed for 0.6 s"):
-        fake.run("dots", timeout=30, quiet=0.6)
+    with pytest.raises(MachineError, match=rf"nothing printed for {1.5 * timeout_scale():g} s"):
+        fake.run("dots", timeout=30, quiet=1.5)
     assert time.monotonic() - start < 10, "the quiet limit did not end the wait"
 
 

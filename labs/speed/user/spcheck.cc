@@ -12,9 +12,10 @@
 //   spcheck copy SEED    bytes copied between user memory and the kernel at every alignment
 //                        and length, through a pipe and through a file, arrive unchanged
 //
-// Each prints a dot now and then as it goes, then `spcheck: NAME ok (seed S, N cases)` or a
-// line with `FAILED` and what went wrong, and exits 1. A lost wakeup shows as a check that
-// never ends, and whose dots stop: the grader names it when nothing has come for a while.
+// Each prints a dot now and then as it goes, then `spcheck: NAME ok (seed S, N cases)`, or a
+// line with `FAILED` and what went wrong, stops its other processes and exits 1. A lost
+// wakeup shows as a check that never ends, and whose dots stop: the grader names it when
+// nothing has come for a while.
 #include "lib/user.h"
 
 namespace {
@@ -25,13 +26,35 @@ char wbuf[BIG + 16], rbuf[BIG + 16];
 const char *check = "?";
 unsigned long seed = 0;
 
-[[noreturn]] void failed(const char *what, long a = 0, long b = 0) {
-  printf("\nspcheck: %s FAILED (seed %lu): %s (%ld, %ld)\n", check, seed, what, a, b);
+// Progress: a dot on the console, a few times a second while a check runs.
+void dot() { write(1, ".", 1); }
+
+// This process's children that may still run. A check that fails stops them before it
+// exits, so that no dot of theirs comes after the shell's next prompt.
+constexpr int MAX_CHILDREN = 16;
+int children[MAX_CHILDREN];
+int nchildren = 0;
+
+int spawn() {
+  if (nchildren == MAX_CHILDREN) return -1;
+  int pid = fork();
+  if (pid == 0) nchildren = 0;  // the child's own list, empty
+  if (pid > 0) children[nchildren++] = pid;
+  return pid;
+}
+
+[[noreturn]] void stop_children_and_exit() {
+  for (int k = 0; k < nchildren; k++) kill(children[k]);
+  while (wait(nullptr) >= 0) {
+  }
+  write(1, "\n", 1);
   exit(1);
 }
 
-// Progress: a dot on the console, a few times a second while a check runs.
-void dot() { write(1, ".", 1); }
+[[noreturn]] void failed(const char *what, long a = 0, long b = 0) {
+  printf("\nspcheck: %s FAILED (seed %lu): %s (%ld, %ld)\n", check, seed, what, a, b);
+  stop_children_and_exit();
+}
 
 // The byte at position i of stream k: every stream is different, and so is every position.
 char stream_byte(int k, long i) { return static_cast<char>((i * 131 + k * 17 + (i >> 8)) & 0xff); }
@@ -40,8 +63,9 @@ void reap_all(int n) {
   for (int i = 0; i < n; i++) {
     int status = 0;
     if (wait(&status) < 0) failed("a child went missing");
-    if (status != 0) exit(1);  // the child said what went wrong
+    if (status != 0) stop_children_and_exit();  // the child said what went wrong
   }
+  nchildren = 0;
 }
 
 // One writer and one reader per pipe, PAIRS pipes at once; each stream is BYTES long and goes
@@ -53,7 +77,7 @@ int pipes_pairs(Rng &rng) {
     int fds[2];
     if (pipe(fds) < 0) failed("pipe failed");
     unsigned long child_seed = rng.next() | 1;
-    if (fork() == 0) {  // the writer
+    if (spawn() == 0) {  // the writer
       close(fds[0]);
       Rng r{child_seed};
       for (long at = 0; at < BYTES;) {
@@ -65,7 +89,7 @@ int pipes_pairs(Rng &rng) {
       }
       exit(0);
     }
-    if (fork() == 0) {  // the reader
+    if (spawn() == 0) {  // the reader
       close(fds[1]);
       Rng r{child_seed ^ 0x5555};
       long at = 0;
@@ -97,7 +121,7 @@ int pipes_shared(Rng &rng) {
   if (pipe(data) < 0 || pipe(counts) < 0) failed("pipe failed");
   for (int w = 0; w < WRITERS; w++) {
     unsigned long child_seed = rng.next() | 1;
-    if (fork() == 0) {
+    if (spawn() == 0) {
       close(data[0]);
       close(counts[0]);
       close(counts[1]);
@@ -114,7 +138,7 @@ int pipes_shared(Rng &rng) {
   }
   for (int r = 0; r < READERS; r++) {
     unsigned long child_seed = rng.next() | 1;
-    if (fork() == 0) {
+    if (spawn() == 0) {
       close(data[1]);
       close(counts[0]);
       Rng rr{child_seed};
@@ -166,7 +190,7 @@ int check_locks(Rng &rng) {
   close(fd);
   for (int k = 0; k < READERS; k++) {
     unsigned long child_seed = rng.next() | 1;
-    if (fork() == 0) {
+    if (spawn() == 0) {
       Rng r{child_seed};
       for (int i = 0; i < ROUNDS * 4; i++) {
         int f = open(shared, O_RDONLY);
@@ -178,13 +202,14 @@ int check_locks(Rng &rng) {
         for (int j = 0; j < n; j++)
           if (rbuf[j] != stream_byte(99, j)) failed("the shared file changed", k, j);
         close(f);
+        if (i % 4 == 3) dot();
       }
       exit(0);
     }
   }
   for (int k = 0; k < WRITERS; k++) {
     unsigned long child_seed = rng.next() | 1;
-    if (fork() == 0) {
+    if (spawn() == 0) {
       Rng r{child_seed};
       char name[32];
       snprintf(name, sizeof name, "spcheck.%d", k);
