@@ -555,11 +555,17 @@ def clear_with_a_sample_in_flight() -> str | None:
             gdb.clear_watchpoint(slot, 8)
             gdb.resume(other)  # the other hart alone
             # The `on` command may not have finished when the sample began: wait for its
-            # exit line, so that the next one can only be the clear's.
+            # exit line, so that the next one can only be the clear's, and for the prompt
+            # after it, so that the clear is not typed ahead of the prompt (whose `$ ` would
+            # then come between the clear's echo and its exit line).
+            def on_done() -> bool:
+                out = m.output
+                return (out.count("pstatus: exit") > exits
+                        and "\n$ " in out[out.rfind("pstatus: exit"):])
             settle = time.monotonic() + 60 * timeout_scale()
-            while m.output.count("pstatus: exit") == exits and time.monotonic() < settle:
+            while not on_done() and time.monotonic() < settle:
                 m.pump(0.1)
-            assert m.output.count("pstatus: exit") > exits, (
+            assert on_done(), (
                 f"`pstatus profile {pid} on` did not finish while one hart was stopped: "
                 f"{m.output[-500:]!r}")
             gdb.interrupt(10 * timeout_scale(), idle=lambda: m.pump(0.05))
