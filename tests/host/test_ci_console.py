@@ -92,3 +92,19 @@ def test_bad_usage() -> None:
     result = subprocess.run([sys.executable, str(CONSOLE), "wait:x", "--", "true"],
                             capture_output=True, text=True)
     assert result.returncode == 2
+
+
+def test_newcomer_waits_for_each_pytest_run_of_make_test() -> None:
+    """.ci/newcomer's `make test` block expects one "N passed in T s" line for each pytest
+    run that `make test` makes: one step too many waits for a line that never comes, and CI
+    fails a tree whose tests all passed."""
+    newcomer = (ROOT / ".ci" / "newcomer").read_text()
+    block = newcomer.split("# --- 4. make test", 1)[1].split("\nstep ", 1)[0]
+    steps = [line for line in block.splitlines()
+             if line.strip().startswith("'expect:") and "passed(" in line]
+    dry = subprocess.run(["make", "--no-print-directory", "-n", "test"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0, dry.stderr
+    runs = [line for line in dry.stdout.splitlines() if " -m pytest " in line]
+    assert runs, dry.stdout
+    assert len(steps) == len(runs), (steps, runs)
