@@ -135,14 +135,31 @@ def make_starter(lab: str, dest: Path) -> Path:
     return dest
 
 
+# What reuse_objects may also copy when a tree has the same source files as ours: the
+# kernel's link outputs, at the top of build/, and the host's mkfs. fs.img never: it is
+# cheap to make, and lists the programs by name.
+LINKED = ("kernel.pass1", "ksyms.bin", "ksyms.o", "kernel.elf", "kernel.asm", "syms.pass1",
+          "syms.pass2")
+SOURCE_DIRS = ("kern", "user", "labs", "mkfs")
+SOURCE_SUFFIXES = (".cc", ".S", ".h", ".ld")
+
+
+def source_files(tree: Path) -> set[Path]:
+    """The files of `tree` that a build compiles or links (by name, relative to it)."""
+    return {path.relative_to(tree) for folder in SOURCE_DIRS if (tree / folder).is_dir()
+            for path in (tree / folder).rglob("*")
+            if path.suffix in SOURCE_SUFFIXES and path.is_file()}
+
+
 def reuse_objects(tree: Path) -> None:
-    """Give a tree written from ours (a starter: every file new) our compiled objects, and to
-    each of its files that is the same as ours, our file's time. make then takes our object
-    of such a file as up to date, and compiles only the files that differ, which are newer
-    than any object of ours. Only objects (`.o`) and their dependency lists (`.d`) are
-    copied: every program, the kernel and fs.img are linked afresh, so a source file the
-    tree lacks leaves nothing of its own behind. Objects do not depend on the Makefile's
-    flags, so a tree whose Makefile differs from ours is built from scratch."""
+    """Give a tree written from ours (a starter: every file new) our build, and to each of
+    its files that is the same as ours, our file's time. make then takes our outputs from
+    such files as up to date, and compiles only the files that differ, which are newer than
+    any output of ours, and links again what they go into. Objects (`.o`) and their
+    dependency lists (`.d`) are always copied. Programs, the kernel and mkfs are copied only
+    when the tree has exactly our source files: a file the tree lacked would otherwise
+    leave its code in an output that make takes as current. Objects do not depend on the
+    Makefile's flags, so a tree whose Makefile differs from ours is built from scratch."""
     if (tree / "Makefile").read_bytes() != (REPO / "Makefile").read_bytes():
         return
     for path in tree.rglob("*"):
@@ -153,6 +170,7 @@ def reuse_objects(tree: Path) -> None:
         if ours.is_file() and ours.read_bytes() == path.read_bytes():
             st = ours.stat()
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    linked = source_files(tree) == source_files(REPO)
 
     def not_objects(directory: str, names: list[str]) -> set[str]:
         return {n for n in names
@@ -160,7 +178,13 @@ def reuse_objects(tree: Path) -> None:
     for name in BUILD_KEEP:
         if (REPO / "build" / name).is_dir():
             shutil.copytree(REPO / "build" / name, tree / "build" / name, symlinks=True,
-                            ignore=not_objects, dirs_exist_ok=True)
+                            ignore=None if linked else not_objects, dirs_exist_ok=True)
+    if linked:
+        outputs = [Path("build") / name for name in LINKED] + [Path("mkfs") / "mkfs"]
+        for rel in outputs:
+            if (REPO / rel).is_file():
+                (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(REPO / rel, tree / rel)
 
 
 # --- Mutants ----------------------------------------------------------------------------------
