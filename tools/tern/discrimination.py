@@ -27,8 +27,8 @@ from tern.machine import LOG_DIR, REPO
 
 # Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
 STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
-# The directories of build/ that copy_tree and reuse_objects copy: the objects of `make all`.
-# The others (logs, other builds, benchmarks) are not needed to build.
+# The directories of build/ that copy_tree and reuse_objects copy: the objects and programs
+# of `make all`. The others (logs, other builds, benchmarks) are not needed to build.
 BUILD_KEEP = {"kern", "user", "labs"}
 SUMMARY_DIR = LOG_DIR / "lab-discrimination"
 
@@ -125,8 +125,9 @@ def record(record_property, case: str, line: str) -> None:
 
 def make_starter(lab: str, dest: Path) -> Path:
     """`make starter LAB=lab DEST=dest`, built: the tree a student of `lab` starts from. It
-    is built on our objects (reuse_objects), so only what the starter changes is compiled;
-    tests/grader/test_grader.py's test_bundle_on_the_starter builds a starter from scratch."""
+    is built on our build (reuse_objects), so only what the starter changes is compiled and
+    linked again; tests/grader/test_grader.py's test_bundle_on_the_starter builds a starter
+    from scratch."""
     result = run(["make", "-s", "--no-print-directory", "starter", f"LAB={lab}", f"DEST={dest}"],
                  REPO, 300)
     assert result.returncode == 0, f"`make starter` failed:\n{result.stdout}{result.stderr}"
@@ -139,7 +140,9 @@ def make_starter(lab: str, dest: Path) -> Path:
 # kernel's link outputs, at the top of build/, and the host's mkfs. fs.img never: it is
 # cheap to make, and lists the programs by name.
 LINKED = ("kernel.pass1", "ksyms.bin", "ksyms.o", "kernel.elf", "kernel.asm", "syms.pass1",
-          "syms.pass2")
+          "syms.pass2", "mkfs.d")
+# Where the Makefile finds what it compiles and links (KSRCS, ULIBSRCS, UPROGSRCS, MKFSSRCS,
+# the linker scripts), and the kinds of file it takes from there.
 SOURCE_DIRS = ("kern", "user", "labs", "mkfs")
 SOURCE_SUFFIXES = (".cc", ".S", ".h", ".ld")
 
@@ -156,7 +159,7 @@ def reuse_objects(tree: Path) -> None:
     its files that is the same as ours, our file's time. make then takes our outputs from
     such files as up to date, and compiles only the files that differ, which are newer than
     any output of ours, and links again what they go into. Objects (`.o`) and their
-    dependency lists (`.d`) are always copied. Programs, the kernel and mkfs are copied only
+    dependency lists (`.d`) are copied. Programs, the kernel and mkfs are copied only
     when the tree has exactly our source files: a file the tree lacked would otherwise
     leave its code in an output that make takes as current. Objects do not depend on the
     Makefile's flags, so a tree whose Makefile differs from ours is built from scratch."""
