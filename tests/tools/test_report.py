@@ -244,6 +244,7 @@ def test_flame_graph_fills_the_window(chromium: str, name: str, size: tuple, rep
     for w, text in re.findall(r'<rect [^>]*width="([\d.]+)"[^>]*/><text [^>]*>([^<]*)</text>',
                               dom):
         assert len(unescape(text)) * 9.0 <= float(w), (text, w)
+    assert png.is_file(), f"chromium took no screenshot:\n{result.stderr[-2000:]}"
     assert png_size(png) == size
 
 
