@@ -27,7 +27,7 @@ from tern.machine import LOG_DIR, REPO
 
 # Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
 STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
-# The directories of build/ that copy_tree and reuse_objects copy: the objects and programs
+# The directories of build/ that copy_tree and reuse_build copy: the objects and programs
 # of `make all`. The others (logs, other builds, benchmarks) are not needed to build.
 BUILD_KEEP = {"kern", "user", "labs"}
 SUMMARY_DIR = LOG_DIR / "lab-discrimination"
@@ -125,22 +125,23 @@ def record(record_property, case: str, line: str) -> None:
 
 def make_starter(lab: str, dest: Path) -> Path:
     """`make starter LAB=lab DEST=dest`, built: the tree a student of `lab` starts from. It
-    is built on our build (reuse_objects), so only what the starter changes is compiled and
+    is built on our build (reuse_build), so only what the starter changes is compiled and
     linked again; tests/grader/test_grader.py's test_bundle_on_the_starter builds a starter
     from scratch."""
     result = run(["make", "-s", "--no-print-directory", "starter", f"LAB={lab}", f"DEST={dest}"],
                  REPO, 300)
     assert result.returncode == 0, f"`make starter` failed:\n{result.stdout}{result.stderr}"
-    reuse_objects(dest)
+    reuse_build(dest)
     build(dest)
     return dest
 
 
-# What reuse_objects may also copy when a tree has the same source files as ours: the
-# kernel's link outputs, at the top of build/, and the host's mkfs. fs.img never: it is
-# cheap to make, and lists the programs by name.
-LINKED = ("kernel.pass1", "ksyms.bin", "ksyms.o", "kernel.elf", "kernel.asm", "syms.pass1",
-          "syms.pass2", "mkfs.d")
+# What reuse_build also copies, beside BUILD_KEEP's folders whole, when a tree has the same
+# source files as ours: the kernel's link outputs at the top of build/, and the host's mkfs
+# with its dependency list. fs.img never: it is cheap to make, and lists the programs by name.
+LINKED = tuple(Path("build", name) for name in (
+    "kernel.pass1", "ksyms.bin", "ksyms.o", "kernel.elf", "kernel.asm", "syms.pass1",
+    "syms.pass2", "mkfs.d")) + (Path("mkfs", "mkfs"),)
 # Where the Makefile finds what it compiles and links (KSRCS, ULIBSRCS, UPROGSRCS, MKFSSRCS,
 # the linker scripts), and the kinds of file it takes from there.
 SOURCE_DIRS = ("kern", "user", "labs", "mkfs")
@@ -154,7 +155,7 @@ def source_files(tree: Path) -> set[Path]:
             if path.suffix in SOURCE_SUFFIXES and path.is_file()}
 
 
-def reuse_objects(tree: Path) -> None:
+def reuse_build(tree: Path) -> None:
     """Give a tree written from ours (a starter: every file new) our build, and to each of
     its files that is the same as ours, our file's time. make then takes our outputs from
     such files as up to date, and compiles only the files that differ, which are newer than
@@ -183,8 +184,7 @@ def reuse_objects(tree: Path) -> None:
             shutil.copytree(REPO / "build" / name, tree / "build" / name, symlinks=True,
                             ignore=None if linked else not_objects, dirs_exist_ok=True)
     if linked:
-        outputs = [Path("build") / name for name in LINKED] + [Path("mkfs") / "mkfs"]
-        for rel in outputs:
+        for rel in LINKED:
             if (REPO / rel).is_file():
                 (tree / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(REPO / rel, tree / rel)

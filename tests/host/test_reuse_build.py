@@ -1,4 +1,4 @@
-"""tern/discrimination.py's reuse_objects: a tree written from ours (a lab's starter) gets our
+"""tern/discrimination.py's reuse_build: a tree written from ours (a lab's starter) gets our
 build, so that only what it changes is compiled, and never an output that could hold code of
 a source file it lacks. Checked on a small fake tree standing for ours."""
 
@@ -68,7 +68,7 @@ def tree_of(tmp_path: Path, changes: dict[str, str | None]) -> Path:
 
 def test_same_sources_get_the_linked_outputs_too(ours: Path, tmp_path: Path) -> None:
     tree = tree_of(tmp_path, {"kern/a.cc": "int a = 1;\n"})
-    discrimination.reuse_objects(tree)
+    discrimination.reuse_build(tree)
     for name in ("build/kern/a.cc.o", "build/kern/a.cc.d", "build/user/_p",
                  "build/user/_p.elf", "build/kernel.elf", "build/ksyms.bin", "build/mkfs.d",
                  "mkfs/mkfs"):
@@ -96,7 +96,7 @@ def test_other_sources_get_objects_only(ours: Path, tmp_path: Path, changes: dic
     (the file's object is newer than our outputs); it is turned away to keep the rule one
     line."""
     tree = tree_of(tmp_path, changes)
-    discrimination.reuse_objects(tree)
+    discrimination.reuse_build(tree)
     assert (tree / "build/kern/a.cc.o").read_text() == OURS["build/kern/a.cc.o"]
     for name in ("build/user/_p", "build/user/_p.elf", "build/kernel.elf", "build/ksyms.bin",
                  "build/mkfs.d", "mkfs/mkfs"):
@@ -105,6 +105,6 @@ def test_other_sources_get_objects_only(ours: Path, tmp_path: Path, changes: dic
 
 def test_another_makefile_gets_nothing(ours: Path, tmp_path: Path) -> None:
     tree = tree_of(tmp_path, {"Makefile": "all:\n\techo other\n"})
-    discrimination.reuse_objects(tree)
+    discrimination.reuse_build(tree)
     assert not (tree / "build").exists() and not (tree / "mkfs/mkfs").exists()
     assert (tree / "kern/a.cc").stat().st_mtime > OLD
