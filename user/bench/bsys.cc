@@ -15,9 +15,10 @@
 //   bsys wprof TICKS HZ      sleep TICKS ticks (100 ms each) profiled at HZ: wait samples
 //   bsys ksys ROUNDS HZ      ROUNDS pipe round trips within one process (time spent in the
 //                            kernel, so samples carry kernel frames), profiled at HZ (or 0)
-//   bsys fill N [SECONDS]    profile this process at the highest rate until the profile
+//   bsys fill N [SECONDS [all]]   profile this process at the highest rate until the profile
 //                            holds N samples (or is full), and keep them there; start no
-//                            earlier than SECONDS after boot (see bench_fill)
+//                            earlier than SECONDS after boot; `all`: profile every process,
+//                            so that the sleeping ones give wait samples (see bench_fill)
 //   bsys readtime FILE PASSES [SIZE]   read FILE (meant for /proc/profile) to its end PASSES
 //                            times, in reads of SIZE bytes (1 to 4096, 4096 by default)
 //   bsys run PROG [ARGS...]  one whole run of the program PROG, from fork to wait, after a
@@ -505,18 +506,20 @@ ProfileShape profile_shape() {
 // which is a fixed point once the caller has aligned to a tick.
 class ProfiledSection {
  public:
-  explicit ProfiledSection(int hz) : m_on(hz > 0) {
+  // Profiles `pid` (PROF_ALL_PIDS: every process), this process by default.
+  explicit ProfiledSection(int hz, int pid = getpid()) : m_on(hz > 0), m_pid(pid) {
     if (!m_on) return;
-    if (profile(getpid(), PROF_ON, 0) < 0) fail("cannot profile myself");
+    if (profile(m_pid, PROF_ON, 0) < 0) fail("cannot switch profiling on");
   }
   ~ProfiledSection() {
-    if (m_on) profile(getpid(), PROF_OFF, 0);
+    if (m_on) profile(m_pid, PROF_OFF, 0);
   }
   ProfiledSection(const ProfiledSection &) = delete;
   ProfiledSection &operator=(const ProfiledSection &) = delete;
 
  private:
   bool m_on;
+  int m_pid;
 };
 
 // Start from an empty profile at `hz` (or at the default rate, for an unprofiled run, so that
@@ -716,11 +719,18 @@ void bench_ksys(int rounds, int hz) {
 // host to type), so with `after` > 0 the fill first waits until `after` seconds since boot:
 // the bench asks for 100 s, early in a fresh boot, so that every timestamp has nine digits.
 // Under -icount that wait passes in a second or two of host time.
-void bench_fill(int want, int after) {
+//
+// With `all`, every process is profiled, from the same point on: init and the shell sleep in
+// wait() throughout, and each period's sweep records a wait sample of each (their kernel
+// chains are looked up for what they wait for when the profile is read), beside this
+// program's own samples. Both are in the section, so the profile repeats as exactly.
+void bench_fill(int want, int after, bool all) {
   Pipe p;
-  // Profiling this program reads its symbol table from the disk (kern/profile/images.cc):
-  // once here, so that the profiled section below finds the blocks in the buffer cache.
-  { ProfiledSection warm(PROF_MAX_HZ); }
+  // Profiling a program reads its symbol table from the disk (kern/profile/images.cc): once
+  // here for each program profiled below, so that the section finds the blocks in the buffer
+  // cache.
+  int pid = all ? PROF_ALL_PIDS : getpid();
+  { ProfiledSection warm(PROF_MAX_HZ, pid); }
   prepare_profile(PROF_MAX_HZ);
   long capacity = profstat("capacity");
   if (want > capacity) want = static_cast<int>(capacity);
@@ -735,7 +745,7 @@ void bench_fill(int want, int after) {
   unsigned long idle = idle_count.read_next();
   asm volatile("rdtime %0" : "=r"(start));
   {
-    ProfiledSection section(PROF_MAX_HZ);
+    ProfiledSection section(PROF_MAX_HZ, pid);
     long have = 0;
     while (have < want) {
       for (int i = 0; i < 16; i++) {
@@ -826,8 +836,9 @@ int main(int argc, char **argv) {
     bench_wprof(parse(argv[2], "TICKS"), parse_hz(argv[3]));
   } else if (argc == 4 && strcmp(cmd, "ksys") == 0) {
     bench_ksys(parse(argv[2], "ROUNDS"), parse_hz(argv[3]));
-  } else if ((argc == 3 || argc == 4) && strcmp(cmd, "fill") == 0) {
-    bench_fill(parse(argv[2], "N"), argc == 4 ? parse(argv[3], "SECONDS") : 0);
+  } else if ((argc >= 3 && argc <= 5) && strcmp(cmd, "fill") == 0) {
+    if (argc == 5 && strcmp(argv[4], "all") != 0) fail("the last word of fill can only be `all`");
+    bench_fill(parse(argv[2], "N"), argc >= 4 ? parse(argv[3], "SECONDS") : 0, argc == 5);
   } else if ((argc == 4 || argc == 5) && strcmp(cmd, "readtime") == 0) {
     int size = argc == 5 ? parse(argv[4], "SIZE") : CHUNK;
     if (size < 1 || size > CHUNK) fail("SIZE must be 1..4096");
@@ -843,7 +854,7 @@ int main(int argc, char **argv) {
         "       bsys iprof FRAMES UNITS N\n"
         "       bsys wprof TICKS HZ\n"
         "       bsys ksys ROUNDS HZ\n"
-        "       bsys fill N [SECONDS]\n"
+        "       bsys fill N [SECONDS [all]]\n"
         "       bsys readtime FILE PASSES [SIZE]\n"
         "       bsys run PROG [ARGS...]\n"
         "       bsys nop\n");

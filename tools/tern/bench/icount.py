@@ -206,6 +206,10 @@ def profiler_figures(s: Sizes) -> dict[str, Figure]:
                        f"render /proc/profile, per sample ({s.render_samples:,} samples, "
                        "names cached)", "instructions", "icount", digits=0, exact=True,
                        target=Target(4000)))
+    figs.append(Figure("prof.render.all", "profiler",
+                       f"render /proc/profile, per sample, all mode ({s.render_samples:,} "
+                       "samples, most of sleepers; names cached)", "instructions", "icount",
+                       digits=0, exact=True, target=Target(4000)))
     figs.append(Figure("prof.render.rate", "profiler",
                        "/proc/profile output (names cached)", "bytes / M instructions",
                        "icount", digits=0, exact=True))
@@ -455,3 +459,14 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
         figs["prof.render.per_sample"].note += (
             "; the fill ran more than 1,000 s after boot, so timestamps had ten digits and "
             "the figure is not comparable with other runs")
+    # The same in all mode: init and the shell, asleep, give a wait sample each per period,
+    # and a wait sample's "wchan" is decided from its kernel frames' names.
+    fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S} all", "fill", timeout=600)
+    if fill["idle"] != 0:
+        raise MachineError(f"bsys fill ... all was idle for {fill['idle']} instructions")
+    warm = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)[1]
+    figs["prof.render.all"].add(warm["insns"] / fill["samples"])
+    figs["prof.render.all"].note = (
+        f"{fill['samples']:,} samples, {warm['bytes'] / fill['samples']:,.0f} bytes of JSON "
+        "each: `bsys fill` in all mode, where init and the shell sleep in wait() throughout; "
+        "the second read of the file")
