@@ -93,6 +93,18 @@ bool names_function(const char *name, const char *function) {
   return strncmp(name, function, n) == 0 && (name[n] == '\0' || name[n] == '(');
 }
 
+// What a sleeper waits for if the kernel function `name` (as symbolize() gives it) is on its
+// kernel chain: 1 + the index of its WaitKind, or 0 if that function does not say. (A byte:
+// a kept frame holds it in what would be padding.)
+u8 wait_of(const char *name) {
+  for (u32 i = 0; i < sizeof(WAIT_KINDS) / sizeof(WAIT_KINDS[0]); i++)
+    if (names_function(name, WAIT_KINDS[i].function)) return static_cast<u8>(i + 1);
+  return 0;
+}
+
+// The name of a wait_of() answer other than 0.
+const char *wait_text(u8 kind) { return WAIT_KINDS[kind - 1].wait; }
+
 // The name of what wait sample s waits for: "disk", "pipe", ..., or "other". Symbolizes its
 // kernel frames, so it runs when the sample is rendered, never in the trap. Caller holds
 // lock(). (Maybe unused: the profile lab's starter has no render_sample() to call it yet.)
@@ -102,8 +114,7 @@ bool names_function(const char *name, const char *function) {
     char name[NAME_MAX];
     u64 lookup = i == 0 ? s.frames[i] : s.frames[i] - 1;  // a return address: its call
     if (!symbolize(true, NO_IMAGE, lookup, name, sizeof(name))) continue;
-    for (const WaitKind &k : WAIT_KINDS)
-      if (names_function(name, k.function)) return k.wait;
+    if (u8 kind = wait_of(name)) return wait_text(kind);
   }
   return WAIT_OTHER;
 }
@@ -168,6 +179,7 @@ struct KeptFrame {
   i32 image = 0;
   bool kernel = false;
   bool caller_in_ra = false;  // a user pc whose caller is in ra (caller_in_ra(), symbolize.cc)
+  u8 wait = 0;                // a kernel frame's wait_of() its function
   u32 at = 0;                 // where its text starts in frame_text
   u32 len = 0;                // 0: an empty slot
 };
@@ -218,9 +230,11 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   w.key("symbol").string(name, NAME_MAX - 1);
   w.key("kernel").boolean(kernel);
   w.end_object();
-  // The question about a user pc's code bytes is kept with its text: asked once, too.
+  // The questions about a user pc's code bytes and a kernel function's wait are kept with
+  // its text: asked once, too.
   bool ra = !kernel && lookup == addr && caller_in_ra(image, addr);
-  f = {addr, lookup, image, kernel, ra, frame_text_used, static_cast<u32>(w.size())};
+  u8 wait = kernel ? wait_of(name) : 0;
+  f = {addr, lookup, image, kernel, ra, wait, frame_text_used, static_cast<u32>(w.size())};
   frame_text_used += f.len;
   nkept++;
   return f;
@@ -231,6 +245,17 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
 constexpr u64 snapshot(u32 generation, u32 count) { return (u64(generation) << 32) | count; }
 constexpr u32 snapshot_generation(u64 state) { return static_cast<u32>(state >> 32); }
 constexpr u32 snapshot_count(u64 state) { return static_cast<u32>(state); }
+
+// wait_name(s), from the kept frames: each frame's function was asked once what it waits for,
+// when its text was rendered, so a wait sample costs no more lookups than any other sample.
+const char *kept_wait_name(const Sample &s) {
+  int nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
+  for (int i = 0; i < nkernel; i++) {
+    const KeptFrame &f = frame(true, NO_IMAGE, s.frames[i], i == 0 ? s.frames[i] : s.frames[i] - 1);
+    if (f.wait != 0) return wait_text(f.wait);
+  }
+  return WAIT_OTHER;
+}
 
 u32 render_sample(const Sample &s, bool first, char *out) {
   json::Writer w(out, PIECE_MAX);
@@ -243,7 +268,7 @@ u32 render_sample(const Sample &s, bool first, char *out) {
   w.key("hart").number(s.hart);
   if (s.mode == Mode::Wait) {
     w.key("mode").string("wait");
-    w.key("wchan").string(wait_name(s));
+    w.key("wchan").string(kept_wait_name(s));
   } else {
     w.key("mode").string(s.mode == Mode::Kernel ? "kernel" : "user");
   }
