@@ -200,8 +200,10 @@ void forget_frames() {
 }
 
 // The slot that keeps this frame, or the empty slot where it would go: the slots are tried
-// from the one its hash names, onwards. Caller holds lock().
-KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
+// from the one its hash names, onwards. Caller holds lock(). (Inlined, as frame() is: most
+// frames are found kept, and two calls cost about as much as finding one; only a new frame
+// pays for a call, to keep_frame().)
+[[gnu::always_inline]] inline KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
   u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
   for (u32 i = static_cast<u32>(hash >> (64 - KEPT_BITS));; i = (i + 1) % NKEPT_FRAMES) {
     KeptFrame &f = kept_frames[i];
@@ -210,18 +212,15 @@ KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
   }
 }
 
-// The text of one frame, from kept_frames if it is there, or rendered and kept. Caller holds
-// lock().
-const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
-  if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
-  KeptFrame *kept = &slot_of(kernel, image, addr, lookup);
-  if (kept->len != 0) return *kept;
-  // A new frame: make room first if the table or the text is full.
+// A frame not kept yet: rendered into frame_text and kept in `slot`, its empty slot in
+// kept_frames. Caller holds lock().
+[[gnu::noinline]] const KeptFrame &keep_frame(KeptFrame *slot, bool kernel, int image, u64 addr,
+                                              u64 lookup) {
+  // Make room first if the table or the text is full.
   if (nkept == KEPT_MAX || FRAME_TEXT_BYTES - frame_text_used < FRAME_MAX) {
     forget_frames();
-    kept = &slot_of(kernel, image, addr, lookup);
+    slot = &slot_of(kernel, image, addr, lookup);
   }
-  KeptFrame &f = *kept;
   char name[NAME_MAX];
   if (!symbolize(kernel, image, lookup, name, sizeof(name))) safestrcpy(name, "??", sizeof(name));
   json::Writer w(frame_text + frame_text_used, FRAME_MAX);
@@ -234,10 +233,18 @@ const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
   // its text: asked once, too.
   bool ra = !kernel && lookup == addr && caller_in_ra(image, addr);
   u8 wait = kernel ? wait_of(name) : 0;
-  f = {addr, lookup, image, kernel, ra, wait, frame_text_used, static_cast<u32>(w.size())};
-  frame_text_used += f.len;
+  *slot = {addr, lookup, image, kernel, ra, wait, frame_text_used, static_cast<u32>(w.size())};
+  frame_text_used += slot->len;
   nkept++;
-  return f;
+  return *slot;
+}
+
+// The text of one frame, from kept_frames if it is there, or rendered and kept. Caller holds
+// lock().
+[[gnu::always_inline]] inline const KeptFrame &frame(bool kernel, int image, u64 addr, u64 lookup) {
+  if (kernel) image = NO_IMAGE;  // a kernel frame's name does not depend on the program
+  KeptFrame &kept = slot_of(kernel, image, addr, lookup);
+  return kept.len != 0 ? kept : keep_frame(&kept, kernel, image, addr, lookup);
 }
 
 // What an opening keeps in dev_state: the generation and the number of samples its document
