@@ -27,6 +27,18 @@ inline constexpr size_t CUT_MARK_LEN = sizeof(CUT_MARK) - 1;
 // The most a string of at most n bytes takes, with its quotes.
 constexpr size_t string_max(size_t n) { return 2 + n * MAX_ESCAPE; }
 
+// TENS[k] is 10^k: a number v has k + 1 digits or more when v >= TENS[k].
+struct Tens {
+  uint64_t v[NUMBER_MAX];
+  constexpr Tens() : v() {
+    v[0] = 1;
+    for (size_t k = 1; k < NUMBER_MAX; k++) v[k] = v[k - 1] * 10;
+  }
+  constexpr uint64_t operator[](size_t k) const { return v[k]; }
+};
+inline constexpr Tens TENS;
+static_assert(TENS[NUMBER_MAX - 1] == 10000000000000000000ull);
+
 // The length of a literal, without its NUL: for adding up what fixed text takes.
 template <size_t N>
 constexpr size_t literal_len(const char (&)[N]) {
@@ -83,13 +95,18 @@ class Writer {
   Writer &end_array() { return close(']'); }
   Writer &number(uint64_t v) {
     comma();
-    char d[NUMBER_MAX];  // filled from the end, the last digit first
-    size_t k = NUMBER_MAX;
-    do {
-      d[--k] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    put_run(d + k, NUMBER_MAX - k);
+    size_t n = 1;  // how many digits v has
+    while (n < NUMBER_MAX && v >= TENS[n]) n++;
+    // Written in place, from the last digit back; if they do not all fit, into `spare` first,
+    // and put_run() takes as many as fit.
+    char spare[NUMBER_MAX];
+    bool fits = n <= m_cap - m_len;
+    char *d = fits ? m_buf + m_len : spare;
+    for (size_t k = n; k-- > 0; v /= 10) d[k] = static_cast<char>('0' + v % 10);
+    if (fits)
+      m_len += n;
+    else
+      put_run(spare, n);
     m_need_comma = true;
     return *this;
   }
