@@ -501,14 +501,16 @@ ProfileShape profile_shape() {
   return shape;
 }
 
-// Profiles this process for the lifetime of the object, at `hz` (0: not at all). The sampler
-// starts its grid at the first timer interrupt after this (the end of the current time slice),
-// which is a fixed point once the caller has aligned to a tick.
+// Profiles this process (or `pid`; PROF_ALL_PIDS: every process) for the lifetime of the
+// object, at `hz` (0: not at all, and no system call). The sampler starts its grid at the
+// first timer interrupt after this (the end of the current time slice), which is a fixed point
+// once the caller has aligned to a tick.
 class ProfiledSection {
  public:
-  // Profiles `pid` (PROF_ALL_PIDS: every process), this process by default.
-  explicit ProfiledSection(int hz, int pid = getpid()) : m_on(hz > 0), m_pid(pid) {
+  static constexpr int SELF = 0;  // no process has pid 0
+  explicit ProfiledSection(int hz, int pid = SELF) : m_on(hz > 0), m_pid(pid) {
     if (!m_on) return;
+    if (m_pid == SELF) m_pid = getpid();
     if (profile(m_pid, PROF_ON, 0) < 0) fail("cannot switch profiling on");
   }
   ~ProfiledSection() {
@@ -707,7 +709,8 @@ void bench_ksys(int rounds, int hz) {
 }
 
 // Fill the profile with `want` samples (or as many as it holds) of a mix of user work, eight
-// frames deep, and system calls, at the highest rate, and leave them there for a reader to time.
+// frames deep, and system calls (and with `all`, wait samples of the processes asleep; see
+// below), at the highest rate, and leave them there for a reader to time.
 // Prints how long that took in `time` ticks (100 ns), which also means something without -icount,
 // and the part of it the hart spent idle (/proc/cpustat), which must be none: a wait for the
 // disk inside the fill would last as long as the host takes, and under -icount the samples
@@ -720,16 +723,17 @@ void bench_ksys(int rounds, int hz) {
 // the bench asks for 100 s, early in a fresh boot, so that every timestamp has nine digits.
 // Under -icount that wait passes in a second or two of host time.
 //
-// With `all`, every process is profiled, from the same point on: init and the shell sleep in
-// wait() throughout, and each period's sweep records a wait sample of each (their kernel
-// chains are looked up for what they wait for when the profile is read), beside this
-// program's own samples. Both are in the section, so the profile repeats as exactly.
+// With `all`, every process is profiled: init and the shell sleep in wait() throughout, and
+// each period's sweep records a wait sample of each (what it waits for is named, from its
+// kernel frames, when the profile is read), beside this program's own samples. The section
+// switches all mode on after settle(), as it would this process's profiling, so the profile
+// repeats as exactly as without `all`.
 void bench_fill(int want, int after, bool all) {
   Pipe p;
   // Profiling a program reads its symbol table from the disk (kern/profile/images.cc): once
   // here for each program profiled below, so that the section finds the blocks in the buffer
   // cache.
-  int pid = all ? PROF_ALL_PIDS : getpid();
+  int pid = all ? PROF_ALL_PIDS : ProfiledSection::SELF;
   { ProfiledSection warm(PROF_MAX_HZ, pid); }
   prepare_profile(PROF_MAX_HZ);
   long capacity = profstat("capacity");
