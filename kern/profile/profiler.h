@@ -46,7 +46,7 @@ inline constexpr u32 NAME_MAX = 160;
 // User and Kernel: where the timer trap found a process running on a hart. Wait: a process
 // found asleep by the once-a-period sweep (sampler.cc, sweep_waits); its kernel chain is
 // where it went to sleep, and what it waits for is named when the sample is rendered
-// (report.cc, wait_name).
+// (report.cc, WAIT_KINDS).
 enum class Mode : u8 { User = 0, Kernel = 1, Wait = 2 };
 
 // One sample, as the trap handler records it. `seq` is written last: a slot whose seq
