@@ -42,6 +42,19 @@ TEST(Json, NumbersAtTheLimits) {
             "[0,18446744073709551615]");
 }
 
+// number() counts a number's digits before it writes them: every length, at both edges.
+TEST(Json, NumbersAtEveryPowerOfTen) {
+  uint64_t ten = 1;
+  for (int k = 0; k < 20; k++, ten *= 10) {
+    for (uint64_t v : {ten - 1, ten, ten + 1}) {
+      char buf[32];
+      json::Writer w(buf, sizeof(buf));
+      w.number(v);
+      EXPECT_EQ(std::string(w.data(), w.size()), std::to_string(v)) << "10^" << k;
+    }
+  }
+}
+
 TEST(Json, StringsAreEscaped) {
   std::string s = render([](json::Writer &w) { w.string("a\"b\\c\nd\te\x01\x7f\xc3\xa9"); });
   EXPECT_EQ(s, R"("a\"b\\c\u000ad\u0009e\u0001\u007f\u00c3\u00a9")");
