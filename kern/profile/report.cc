@@ -106,12 +106,12 @@ u8 wait_of(const char *name) {
 const char *wait_text(u8 kind) { return WAIT_KINDS[kind - 1].wait; }
 
 // The name of what wait sample s waits for: "disk", "pipe", ..., or "other". Symbolizes its
-// kernel frames, so it runs when the sample is rendered, never in the trap. Caller holds
+// kernel frames, so it is for when the sample is rendered, never the trap. Caller holds lock().
 // LAB profile/procfile BEGIN
-// lock(). (Unused here: render_sample() asks kept_wait_name() below, which gives the same
-// answer from the frames it keeps, without looking a name up again.)
+// (Unused here: render_sample() asks kept_wait_name() below, which gives the same answer
+// from the frames it keeps, without looking a name up again.)
 // LAB profile/procfile STARTER
-// // lock(). (Maybe unused: the profile lab's starter has no render_sample() to call it yet.)
+// // (Maybe unused: the profile lab's starter has no render_sample() to call it yet.)
 // LAB profile/procfile END
 [[maybe_unused]] const char *wait_name(const Sample &s) {
   int nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
@@ -207,8 +207,8 @@ void forget_frames() {
 
 // The slot that keeps this frame, or the empty slot where it would go: the slots are tried
 // from the one its hash names, onwards. Caller holds lock(). (Inlined, as frame() is: most
-// frames are found kept, and with the two calls gone a sample renders in 3,275 instructions
-// instead of 3,765; only a new frame pays for a call, to keep_frame().)
+// frames are found kept, and with the two calls gone a sample rendered in 3,275 instructions
+// instead of 3,765, at cf4628c; only a new frame pays for a call, to keep_frame().)
 [[gnu::always_inline]] inline KeptFrame &slot_of(bool kernel, int image, u64 addr, u64 lookup) {
   u64 hash = (lookup ^ (static_cast<u64>(image) << 32)) * 0x9e3779b97f4a7c15ull;
   for (u32 i = static_cast<u32>(hash >> (64 - KEPT_BITS));; i = (i + 1) % NKEPT_FRAMES) {
@@ -261,9 +261,10 @@ constexpr u32 snapshot_generation(u64 state) { return static_cast<u32>(state >> 
 constexpr u32 snapshot_count(u64 state) { return static_cast<u32>(state); }
 
 // wait_name(s), from the kept frames: each kernel frame's function was asked what it waits
-// for once, when its text was rendered, so a wait sample costs no symbol lookups, only a
-// second look in kept_frames for each kernel frame. Frames whose name was not found ("??")
-// say nothing, as in wait_name(). Caller holds lock().
+// for once, when its text was rendered, so a wait sample costs no lookups of its own, only
+// one more look in kept_frames for each kernel frame up to the first that names a wait (a
+// frame not kept yet is looked up and kept here, as rendering it would anyway). Frames whose
+// name was not found ("??") say nothing, as in wait_name(). Caller holds lock().
 const char *kept_wait_name(const Sample &s) {
   int nkernel = s.nkernel < MAX_FRAMES ? s.nkernel : MAX_FRAMES;
   for (int i = 0; i < nkernel; i++) {
