@@ -426,14 +426,30 @@ RENDER_AFTER_S = 100
 NINE_DIGITS_UNTIL_TICKS = 1000 * 10_000_000  # 1,000 s of the 10 MHz clock
 
 
+def fill_and_read(g: Session, s: Sizes,
+                  mode: str = "") -> tuple[dict[str, int], dict[str, int]]:
+    """`bsys fill` (in `mode`: "" or "all"), then two reads of /proc/profile: the fill's line
+    and the second read's, which finds every frame's text kept."""
+    fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S} {mode}".rstrip(), "fill",
+                 timeout=600)
+    if fill["idle"] != 0:
+        raise MachineError(f"bsys fill {mode} was idle for {fill['idle']} instructions: it "
+                           "waited for something, and the profile it made will not repeat")
+    warm = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)[1]
+    return fill, warm
+
+
+def ten_digits(fill: dict[str, int]) -> str:
+    """What to add to a render figure's note if the fill's timestamps had ten digits."""
+    if fill["start"] + fill["ticks"] < NINE_DIGITS_UNTIL_TICKS:
+        return ""
+    return ("; the fill ran more than 1,000 s after boot, so timestamps had ten digits and "
+            "the figure is not comparable with other runs")
+
+
 def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     """Fill the profile and time reading it; to be run first after boot (see above)."""
-    fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S}", "fill", timeout=600)
-    if fill["idle"] != 0:
-        raise MachineError(f"bsys fill was idle for {fill['idle']} instructions: it waited "
-                           "for something, and the profile it made will not repeat")
-    passes = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)
-    warm = passes[1]
+    fill, warm = fill_and_read(g, s)
     # One pass of 1-byte reads, after the passes above have cached every name: each read is
     # a system call, but no read may render a sample again (the kernel keeps the piece).
     bytewise = g.one("readtime /proc/profile 1 1", "readtime", timeout=1800)
@@ -444,7 +460,7 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     figs["prof.render.per_sample"].note = (
         f"{samples:,} samples of mixed user work and system calls, {per_sample:,.0f} bytes "
         "of JSON each; the second read of the file (the first also looks up each frame once "
-        "and keeps its text)")
+        "and keeps its text)" + ten_digits(fill))
     if bytewise["bytes"] == warm["bytes"]:
         figs["prof.render.bytewise"].add(bytewise["insns"] / warm["insns"])
         figs["prof.render.bytewise_read"].add(
@@ -455,20 +471,11 @@ def run_render(g: Session, s: Sizes, figs: dict[str, Figure]) -> None:
     else:
         figs["prof.render.bytewise"].missing = figs["prof.render.bytewise_read"].missing = (
             f"1-byte reads gave {bytewise['bytes']:,} bytes, 4 KiB reads {warm['bytes']:,}")
-    if fill["start"] + fill["ticks"] >= NINE_DIGITS_UNTIL_TICKS:
-        figs["prof.render.per_sample"].note += (
-            "; the fill ran more than 1,000 s after boot, so timestamps had ten digits and "
-            "the figure is not comparable with other runs")
     # The same in all mode: init and the shell, asleep, give a wait sample each per period,
     # and a wait sample's "wchan" is decided from its kernel frames' names.
-    fill = g.one(f"fill {s.render_samples} {RENDER_AFTER_S} all", "fill", timeout=600)
-    if fill["idle"] != 0:
-        raise MachineError(f"bsys fill ... all was idle for {fill['idle']} instructions")
-    warm = g.bsys("readtime /proc/profile 2", "readtime", timeout=600)[1]
+    fill, warm = fill_and_read(g, s, "all")
     figs["prof.render.all"].add(warm["insns"] / fill["samples"])
     figs["prof.render.all"].note = (
         f"{fill['samples']:,} samples, {warm['bytes'] / fill['samples']:,.0f} bytes of JSON "
         "each: `bsys fill` in all mode, where init and the shell sleep in wait() throughout; "
-        "the second read of the file")
-    if fill["start"] + fill["ticks"] >= NINE_DIGITS_UNTIL_TICKS:
-        figs["prof.render.all"].note += "; timestamps had ten digits: not comparable"
+        "the second read of the file" + ten_digits(fill))
