@@ -34,7 +34,7 @@ import pytest
 from tern import export_disk
 from tern import profile_check as pc
 from tern.bench import icount
-from tern.machine import Machine
+from tern.machine import REPO, Machine
 
 RATE = 1000  # Hz
 SECONDS = 2
@@ -145,6 +145,64 @@ def test_wait_samples_are_well_formed(psys_run) -> None:
     for s in waits:
         assert "sleep(void*, Spinlock&)" in pc.names(pc.kernel_frames(s)), (
             f"a wait sample's kernel chain goes through sleep(): {pc.describe(s)}")
+
+
+def wait_kinds() -> list[tuple[str, str]]:
+    """kern/profile/report.cc's WAIT_KINDS, in order: (kernel function, what a sleeper under
+    it waits for)."""
+    text = (REPO / "kern" / "profile" / "report.cc").read_text()
+    table = re.search(r"WAIT_KINDS\[\] = \{(.*?)\n\};", text, re.S)
+    assert table, "kern/profile/report.cc has no WAIT_KINDS table"
+    kinds = re.findall(r'\{"([^"]+)", "([^"]+)"\}', table.group(1))
+    assert kinds, "WAIT_KINDS is empty"
+    return kinds
+
+
+@pytest.fixture(scope="module")
+def many_waits() -> list[pc.Sample]:
+    """Wait samples of several kinds: all mode at 100 Hz while `sleep 5 | cat` runs (cat
+    waits on the pipe, sleep in sleep(), the shell and init in wait()); copied out over the
+    console (tens of KB)."""
+    with Machine(1, name="test_profile_wait.many") as m:
+        m.boot()
+        assert m.run("profile rate 100") == ""
+        assert m.run("profile all on") == ""
+        m.run("sleep 5 | cat", timeout=RUN_TIMEOUT)
+        assert m.run("profile all off") == ""
+        return pc.parse_profile(m.run("cat /proc/profile", timeout=RUN_TIMEOUT))
+
+
+def wchan_problems(samples: list[pc.Sample]) -> tuple[Counter[str], list[str]]:
+    """The wait samples' "wchan"s, and each one that is not what its kernel frames say."""
+    kinds = wait_kinds()
+
+    def says(name: str) -> str | None:
+        return next((wait for function, wait in kinds
+                     if name == function or name.startswith(function + "(")), None)
+
+    waits = [s for s in samples if s["mode"] == "wait"]
+    wrong = []
+    for s in waits:
+        expected = next((w for w in map(says, pc.names(pc.kernel_frames(s))) if w), "other")
+        if s.get("wchan") != expected:
+            wrong.append(f"wchan {s.get('wchan')!r}, its frames say {expected!r}: "
+                         f"{pc.describe(s)}")
+    return Counter(s.get("wchan") for s in waits), wrong
+
+
+def test_wchan_is_what_the_kernel_frames_say(psys_run, many_waits) -> None:
+    """Every wait sample's "wchan" is what the innermost of its kernel frames that names a
+    function of WAIT_KINDS waits for, or "other": the kernel decides it from names it keeps,
+    and those must be the names the sample itself shows. Over psys's disk waits and a mix
+    of pipe, sleep and wait waits."""
+    psys, psys_wrong = wchan_problems(psys_run[1])
+    mixed, mixed_wrong = wchan_problems(many_waits)
+    print(f"wchans: psys {dict(psys)}; mixed {dict(mixed)}")
+    assert psys["disk"] > 0, f"psys waits for the disk, but its wchans are {dict(psys)}"
+    assert {"pipe", "sleep", "wait"} <= set(mixed), (
+        f"the mixed run should wait on a pipe, in sleep() and in wait(): {dict(mixed)}")
+    wrong = psys_wrong + mixed_wrong
+    assert not wrong, f"{len(wrong)} wait samples:\n" + "\n".join(wrong[:5])
 
 
 def test_one_sweep_a_period_on_three_harts(tmp_path: Path) -> None:
