@@ -349,6 +349,30 @@ def test_build_failure_is_a_result(tmp_path: Path) -> None:
     assert (test["score"], test["max_score"], test["status"]) == (0, 4, "failed")
 
 
+def test_a_failed_build_shows_the_first_failure_alone(tmp_path: Path) -> None:
+    """The grader builds GRADE_JOBS files at a time, but a failed build shows one file's
+    errors, the first in make's order, the same on every run: not those of every file the
+    parallel build had started, in whatever order they ended."""
+    root = tmp_path / "tree"
+    root.mkdir()
+    (root / "Makefile").write_text(
+        "all: first second\n"
+        "first:\n"
+        "\t@sleep 0.5; echo 'kern/a.cc:1:1: error: the first failure' >&2; exit 1\n"
+        "second:\n"
+        "\t@echo 'kern/b.cc:1:1: error: the second failure' >&2; exit 1\n")
+    tests = write_tests(tmp_path / "tests", {"test_x.py": """
+        import pytest
+        @pytest.mark.points(1, lab="x")
+        def test_never_runs():
+            pass
+    """})
+    run = grade("--root", str(root), "-j", "2", str(tests))
+    assert run.returncode == 1
+    assert "the first failure" in run.stdout, run.stdout
+    assert "the second failure" not in run.stdout, run.stdout
+
+
 def test_a_file_that_does_not_load_fails_the_grade(tmp_path: Path) -> None:
     tests = write_tests(tmp_path / "tests", {
         "test_good.py": """
