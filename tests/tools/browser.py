@@ -56,7 +56,7 @@ class Browser:
             # Its own process group, so that close() can end its helpers with it.
             self.proc = subprocess.Popen(
                 ["/bin/sh", "-c", MOVE_PIPES, "sh", executable, *FLAGS,
-                 f"--user-data-dir={workdir / 'profile'}"],
+                 f"--user-data-dir={workdir / 'profile'}", "about:blank"],
                 stdin=commands, stdout=replies, stderr=log, start_new_session=True)
         # Chromium holds the other ends now: their closing tells us it has gone.
         os.close(commands)
@@ -64,6 +64,7 @@ class Browser:
         self._next_id = 0
         self._buffer = b""
         self._sessions: Dict[str, List[dict]] = {}  # each open tab's events not yet read
+        self._hung = ""  # what it did not answer, once it has not: then it is killed
 
     def close(self) -> None:
         """Ask Chromium to quit, kill it if it does not, and whatever it started with it."""
@@ -76,17 +77,15 @@ class Browser:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # its renderers too, if any are left
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
+        self._kill()
         os.close(self._commands)
         os.close(self._replies)
 
     def send(self, method: str, params: Optional[dict] = None, session: Optional[str] = None,
              timeout: float = TIMEOUT) -> dict:
         """Run one command (in a tab's session, if given) and return its result."""
+        if self._hung:
+            raise BrowserError(f"chromium was stopped after it stopped answering: {self._hung}")
         self._next_id += 1
         message: Dict[str, Any] = {"id": self._next_id, "method": method, "params": params or {}}
         if session:
@@ -137,8 +136,21 @@ class Browser:
             finally:
                 del self._sessions[session]
         finally:
-            if self.proc.poll() is None:
-                self.send("Target.closeTarget", {"targetId": target}, timeout=10)
+            # Best effort: a tab left open cannot change a check's result, and a failure
+            # here must not hide the one that ended the check.
+            if self.proc.poll() is None and not self._hung:
+                try:
+                    self.send("Target.closeTarget", {"targetId": target})
+                except BrowserError:
+                    pass
+
+    def _kill(self) -> None:
+        """Kill Chromium's process group (its renderers too), then reap it."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
 
     def _queue(self, message: dict) -> None:
         # Events of closed tabs and of the browser itself are not waited for: dropped.
@@ -149,7 +161,11 @@ class Browser:
         while b"\0" not in self._buffer:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([self._replies], [], [], left)[0]:
-                raise Timeout(f"chromium sent no {waiting_for} within {timeout:g} s")
+                # A browser that hangs once would make every later check wait as long:
+                # it is killed, and they fail at once.
+                self._hung = f"no {waiting_for} within {timeout:g} s"
+                self._kill()
+                raise Timeout(f"chromium sent {self._hung}")
             data = os.read(self._replies, 1 << 20)
             if not data:
                 raise BrowserError(self._gone(f"waiting for {waiting_for}"))
@@ -218,15 +234,18 @@ class Tab:
         errors = self.errors()
         if errors:
             raise BrowserError("the page's script failed:\n" + "\n".join(errors))
-        script = (f"new Promise((resolve) => {{ const check = () => {{ if ({condition}) {{"
-                  "   seen.disconnect(); resolve(); } };"
+        # The page gives up by itself (it answers false), so that a page that is never
+        # ready fails this check alone: a browser that does not answer at all is killed.
+        script = ("new Promise((resolve) => {"
+                  f" const end = setTimeout(() => {{ seen.disconnect(); resolve(false); }},"
+                  f" {int(timeout * 1000)});"
+                  f" const check = () => {{ if ({condition}) {{"
+                  " clearTimeout(end); seen.disconnect(); resolve(true); } };"
                   " const seen = new MutationObserver(check);"
                   " seen.observe(document, {attributes: true, childList: true, subtree: true});"
                   " check(); })")
-        try:
-            self.evaluate(script, timeout)
-        except Timeout:
-            raise Timeout(f"{condition} was still false after {timeout:g} s") from None
+        if not self.evaluate(script, timeout + TIMEOUT):
+            raise Timeout(f"{condition} was still false after {timeout:g} s")
 
     def dom(self) -> str:
         """The document as it is now, as --dump-dom printed it (less its doctype line)."""
