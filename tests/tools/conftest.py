@@ -8,8 +8,8 @@ except:
   is skipped only if npm is missing or cannot reach its registry, and fails then under
   `CI=true`.
 * test_report's browser tests need Debian's `chromium` (`apt-get install -y chromium`) and
-  are skipped, saying so, without it. They share one Chromium per pytest worker, driven
-  over the DevTools protocol (browser.py), each check in a tab of its own.
+  are skipped, saying so, without it. They share one Chromium, driven over the DevTools
+  protocol (browser.py), each check in a tab of its own.
 * test_profget boots tern, and is skipped unless the kernel and `expcopy` are built.
 
 A skip fails the run under `CI=true` (tools/tern/strict_skips.py), where everything these
