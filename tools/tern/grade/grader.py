@@ -425,7 +425,7 @@ def not_run(tests: list[GradedTest], reason: str) -> list[Result]:
 def build(settings: Settings, run_id: str) -> tuple[bool, str, float]:
     """`make -s all` in the tree, GRADE_JOBS files at a time (a fresh tree, as on Gradescope,
     builds in 20 s instead of 30 s on two cores): (succeeded, the output's last lines,
-    seconds). A build that fails is run once more one file at a time, which compiles again
+    seconds). A parallel build that fails is run once more one file at a time, which compiles again
     only what failed and stops at the first file that does: its errors are the tail shown,
     the same on every run, where the parallel build's would mix the errors of the files it
     had started in whatever order they ended."""
@@ -435,7 +435,7 @@ def build(settings: Settings, run_id: str) -> tuple[bool, str, float]:
     try:
         with build_lock(settings.root):
             result = make_all(settings, env, f"-j{settings.jobs}")
-            if result.returncode != 0:
+            if result.returncode != 0 and settings.jobs > 1:
                 result = make_all(settings, env)
     except OSError as error:
         return False, f"could not run make: {error}", time.monotonic() - start
