@@ -322,21 +322,29 @@ def test_long_tests_are_handed_out_first() -> None:
     assert grade_mod.long_tests_first(tests, {}, jobs=2) == tests
 
 
-def test_build_failure_is_a_result(tmp_path: Path) -> None:
+def grade_a_failing_build(tmp_path: Path, makefile: str, *args: str) -> tuple[
+        Path, subprocess.CompletedProcess[str]]:
+    """The grader run on a tree whose Makefile is `makefile`, with one test worth 4 points
+    that never runs: the tree and the run."""
     root = tmp_path / "tree"
     root.mkdir()
-    (root / "Makefile").write_text(
-        "all:\n"
-        "\t@echo 'kern/proc/proc.cc: In function void f():' >&2\n"
-        "\t@echo \"kern/proc/proc.cc:12:3: error: 'bar' was not declared in this scope\" >&2\n"
-        "\t@exit 1\n")
+    (root / "Makefile").write_text(makefile)
     tests = write_tests(tmp_path / "tests", {"test_x.py": """
         import pytest
         @pytest.mark.points(4, lab="x")
         def test_never_runs():
             pass
     """})
-    run = grade("--root", str(root), str(tests))
+    return root, grade("--root", str(root), *args, str(tests))
+
+
+def test_build_failure_is_a_result(tmp_path: Path) -> None:
+    root, run = grade_a_failing_build(
+        tmp_path,
+        "all:\n"
+        "\t@echo 'kern/proc/proc.cc: In function void f():' >&2\n"
+        "\t@echo \"kern/proc/proc.cc:12:3: error: 'bar' was not declared in this scope\" >&2\n"
+        "\t@exit 1\n")
     assert run.returncode == 1
     assert "Traceback" not in run.stdout + run.stderr
     assert re.search(r"(?m)^build: make all: FAIL \(", run.stdout)
@@ -353,21 +361,14 @@ def test_a_failed_build_shows_the_first_failure_alone(tmp_path: Path) -> None:
     """The grader builds GRADE_JOBS files at a time, but a failed build shows one file's
     errors, the first in make's order, the same on every run: not those of every file the
     parallel build had started, in whatever order they ended."""
-    root = tmp_path / "tree"
-    root.mkdir()
-    (root / "Makefile").write_text(
+    _, run = grade_a_failing_build(
+        tmp_path,
         "all: first second\n"
         "first:\n"
         "\t@sleep 0.5; echo 'kern/a.cc:1:1: error: the first failure' >&2; exit 1\n"
         "second:\n"
-        "\t@echo 'kern/b.cc:1:1: error: the second failure' >&2; exit 1\n")
-    tests = write_tests(tmp_path / "tests", {"test_x.py": """
-        import pytest
-        @pytest.mark.points(1, lab="x")
-        def test_never_runs():
-            pass
-    """})
-    run = grade("--root", str(root), "-j", "2", str(tests))
+        "\t@echo 'kern/b.cc:1:1: error: the second failure' >&2; exit 1\n",
+        "-j", "2")
     assert run.returncode == 1
     assert "the first failure" in run.stdout, run.stdout
     assert "the second failure" not in run.stdout, run.stdout
