@@ -162,7 +162,7 @@ print-toolprefix:
 	@echo $(CROSS)
 
 # `make all` in a second make: see the top of this file.
-BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory all
+BUILD_AFTER_DEPS = @$(MAKE) --no-print-directory $(BUILD_JOBS) all
 
 qemu: deps-boot ## install what booting needs if missing, build, boot [CPUS=n] (Ctrl-a x quits)
 	$(BUILD_AFTER_DEPS)
@@ -227,11 +227,11 @@ TEST_JOBS ?= 2
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 # The tests' build compiles TEST_JOBS files at a time too: a fresh clone builds in 20 s
 # instead of 30 s on two cores.
-BUILD_TEST_JOBS = @$(MAKE) --no-print-directory -j$(TEST_JOBS) all
+test test-host: BUILD_JOBS = -j$(TEST_JOBS)
 
 test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
 	@$(MAKE) --no-print-directory format-check
-	$(BUILD_TEST_JOBS)
+	$(BUILD_AFTER_DEPS)
 	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools tests/qemu tests/grader labs \
 		$(PYTEST_ARGS)
@@ -240,7 +240,7 @@ test: deps-test ## install what the tests need if missing, then run every test [
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
 # once), for a quick check of the host tools.
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
-	$(BUILD_TEST_JOBS)
+	$(BUILD_AFTER_DEPS)
 	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
