@@ -219,6 +219,55 @@ def test_full_score_exits_zero_and_parallel_matches_serial(tmp_path: Path) -> No
         json.loads((tmp_path / "p" / "results.json").read_text())["tests"]
 
 
+def test_auto_workers_follow_the_cores_it_may_use(tmp_path: Path) -> None:
+    """GRADE_JOBS=auto starts one worker per core the grader may run on, not per core the
+    host has: pinned to one core (taskset, a container's cpuset), it starts one."""
+    tests = write_tests(tmp_path / "tests", {"test_two.py": """
+        import pytest
+        @pytest.mark.points(1, lab="two")
+        @pytest.mark.parametrize("n", range(2))
+        def test_passes(n):
+            pass
+    """})
+    first = min(os.sched_getaffinity(0))
+    pinned = subprocess.run(
+        [sys.executable, str(GRADE), "--no-build", "--out", str(tmp_path / "out"), str(tests)],
+        env=dict(os.environ, GRADE_JOBS="auto", GRADE_TIMEOUT_SCALE="1"),
+        preexec_fn=lambda: os.sched_setaffinity(0, {first}),
+        capture_output=True, text=True, timeout=120)
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    assert "with 1 worker;" in pinned.stdout, pinned.stdout
+
+
+CGROUP_CASES = {
+    # /proc/self/cgroup, the files under the cgroup mount, the cores allowed by the quota
+    "v2 quota of 1.5 cores": ("0::/grader\n", {"grader/cpu.max": "150000 100000\n"}, 1),
+    "v2 quota of 3 cores": ("0::/\n", {"cpu.max": "300000 100000\n"}, 3),
+    "v2 without a quota": ("0::/grader\n", {"grader/cpu.max": "max 100000\n"}, None),
+    "v1 quota of 2 cores": ("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n", {
+        "cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "200000\n",
+        "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"}, 2),
+    "v1 in a namespace: the mount is the group": ("3:cpu:/docker/abc\n", {
+        "cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
+    "v1 without a quota": ("1:cpu:/\n", {
+        "cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    "no cgroup files": ("0::/gone\n", {}, None),
+    "unreadable garbage": ("0::/g\n", {"g/cpu.max": "lots\n"}, None),
+}
+
+
+@pytest.mark.parametrize("case", CGROUP_CASES)
+def test_cgroup_cpu_quota(tmp_path: Path, case: str) -> None:
+    """A CPU quota (docker --cpus, a grading service's limit) caps the automatic worker
+    count: whole cores, at least one; no quota, or files that cannot be read, cap nothing."""
+    membership, files, cores = CGROUP_CASES[case]
+    (tmp_path / "self-cgroup").write_text(membership)
+    for name, text in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_text(text)
+    assert grade_mod.quota_cores(tmp_path / "self-cgroup", tmp_path / "fs") == cores
+
+
 def test_two_graders_sharing_an_output_folder(tmp_path: Path) -> None:
     """A second grader in the same tree writes to a folder of its own, named in its output.
 
