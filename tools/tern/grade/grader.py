@@ -18,8 +18,10 @@ in tests/qemu/ carry points too, in pseudo-labs they name (`points(n, lab="boot"
 2. Build: `make -s all` in the tree, GRADE_JOBS files at a time. A build that fails is a
    result, not a crash: the compiler's last lines are printed and every test scores zero.
 3. Run: pytest runs exactly those tests, spread over GRADE_JOBS pytest-xdist workers (by
-   default one per core). Every machine boots from a private copy of fs.img, so workers
-   cannot see each other's files (tests of one file may share a machine: tern/fixtures.py).
+   default one per core it may use: its CPU affinity, capped by a cgroup's CPU quota, as
+   a container on a grading service has). Every machine boots from a private copy of
+   fs.img, so workers cannot see each other's files (tests of one file may share a
+   machine: tern/fixtures.py).
    Each result is printed as soon as it is known:
 
        profile: call rejects a bad pid: OK (1.3s) 5/5
@@ -119,7 +121,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="pytest marker expression, e.g. 'not slow'")
     parser.add_argument("--list", action="store_true", help="list the tests and points; run none")
     parser.add_argument("-j", "--jobs", default=os.environ.get("GRADE_JOBS", "auto"),
-                        help="parallel workers, or 'auto' for one per core (GRADE_JOBS)")
+                        help="parallel workers, or 'auto' for one per core it may use "
+                             "(GRADE_JOBS)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run N times and check the results are identical")
     parser.add_argument("--no-build", action="store_true", help="do not run `make all` first")
@@ -182,9 +185,57 @@ def build_lock(root: Path) -> Iterator[None]:
         yield
 
 
+def quota_cores(membership: Path = Path("/proc/self/cgroup"),
+                mount: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """The whole cores the CPU quota of this process's cgroup allows (at least one), or
+    None if it has none or it cannot be read. cgroup v2 keeps the quota in cpu.max
+    ("150000 100000": 1.5 cores), v1 in cpu.cfs_quota_us over cpu.cfs_period_us (-1: none).
+    Inside a container the mount is the group itself, so both places are tried."""
+    try:
+        lines = membership.read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        _, controllers, group = parts
+        if controllers == "":  # v2: one hierarchy
+            files = [mount / group.lstrip("/") / "cpu.max", mount / "cpu.max"]
+        elif "cpu" in controllers.split(","):
+            base = mount / controllers
+            files = [base / group.lstrip("/") / "cpu.cfs_quota_us", base / "cpu.cfs_quota_us"]
+        else:
+            continue
+        for path in files:
+            try:
+                if path.name == "cpu.max":
+                    quota, period = path.read_text().split()
+                else:
+                    quota = path.read_text().strip()
+                    period = path.with_name("cpu.cfs_period_us").read_text().strip()
+                if quota in ("max", "-1"):
+                    return None
+                return max(1, int(quota) // int(period))
+            except (OSError, ValueError):
+                continue
+    return None
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity (taskset, a container's cpuset),
+    no more than its cgroup's CPU quota allows."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = quota_cores()
+    return max(1, min(cores, quota) if quota is not None else cores)
+
+
 def worker_count(value: str) -> int:
     if value in ("", "auto"):
-        return max(1, os.cpu_count() or 1)
+        return usable_cores()
     try:
         return max(1, int(value))
     except ValueError:
@@ -197,7 +248,7 @@ def timeout_scale() -> tuple[str, str]:
     if given:
         return given, "GRADE_TIMEOUT_SCALE"
     try:
-        load = os.getloadavg()[0] / max(1, os.cpu_count() or 1)
+        load = os.getloadavg()[0] / max(1, os.cpu_count() or 1)  # the host's, as the load is
     except OSError:
         return "1", "default"
     scale = min(MAX_AUTO_SCALE, max(1.0, round(load * 2) / 2))
