@@ -226,13 +226,15 @@ deps-check: deps-test
 TEST_JOBS ?= 2
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 # The tests' build compiles TEST_JOBS files at a time too: a fresh clone builds in 20 s
-# instead of 30 s on two cores.
-test test-host: BUILD_JOBS = -j$(TEST_JOBS)
+# instead of 30 s on two cores. Under `make -jN test` the second makes share the outer
+# make's N jobs instead (a -j of their own would leave its job server, with a warning).
+SUB_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+test test-host: BUILD_JOBS = $(SUB_JOBS)
 
 test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
+	$(MAKE) $(SUB_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools tests/qemu tests/grader labs \
 		$(PYTEST_ARGS)
 	$(MAKE) bench-smoke
@@ -241,7 +243,7 @@ test: deps-test ## install what the tests need if missing, then run every test [
 # once), for a quick check of the host tools.
 test-host: deps-test ## the same, without the QEMU tests (tests/qemu, labs)
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) -j$(TEST_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
+	$(MAKE) $(SUB_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
 	$(PYTHON) -m pytest -q -rfEs tests/tools $(PYTEST_ARGS)
 
 test-tools: deps-test ## only the tests of the profile tools (tests/tools)
