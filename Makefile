@@ -42,6 +42,10 @@ QEMU := qemu-system-riscv64
 HOSTCXX := g++
 # The interpreter that can import pytest/pexpect (Debian's), see tools/find-python.
 PYTHON = $(eval PYTHON := $(shell tools/find-python))$(PYTHON)
+# The build's own script (tools/mksymtab.py) needs only the standard library, so Debian's
+# python3 runs it, without find-python's look for the tests' modules (0.3 s or more whenever a
+# build links anything, as much as compiling a file).
+BUILD_PYTHON := $(firstword $(wildcard /usr/bin/python3) python3)
 
 # Flags shared by the kernel and user programs. The kernel never touches floating point
 # (sstatus.FS stays Off), so both use the soft-float ABI and no libgcc.
@@ -74,7 +78,7 @@ $(BUILD)/kernel.pass1: $(KOBJS) $(K)/kernel.ld
 	$(LD) $(LDFLAGS) -T $(K)/kernel.ld -o $@ $(KOBJS)
 
 $(BUILD)/ksyms.bin: $(BUILD)/kernel.pass1 tools/mksymtab.py tools/tern/symtab.py
-	$(NM) -C -n -S --defined-only $< | $(PYTHON) tools/mksymtab.py > $@
+	$(NM) -C -n -S --defined-only $< | $(BUILD_PYTHON) tools/mksymtab.py > $@
 
 $(BUILD)/ksyms.o: $(BUILD)/ksyms.bin
 	$(OBJCOPY) -I binary -O elf64-littleriscv -B riscv --rename-section .data=.ksyms,alloc,load,readonly,data,contents $< $@
@@ -127,7 +131,7 @@ $(BUILD)/labs/%.cc.o: labs/%.cc
 define UPROG_RULE
 $(BUILD)/$(U)/_$(call uprog_name,$(1)): $(call uprog_objs,$(1)) $(ULIBOBJS) $(U)/user.ld tools/mksymtab.py tools/tern/symtab.py
 	$$(LD) $$(LDFLAGS) -T $(U)/user.ld -o $$@.elf $(call uprog_objs,$(1)) $(ULIBOBJS)
-	$$(NM) -C -n -S --defined-only $$@.elf | $$(PYTHON) tools/mksymtab.py > $$@.sym
+	$$(NM) -C -n -S --defined-only $$@.elf | $$(BUILD_PYTHON) tools/mksymtab.py > $$@.sym
 	$$(OBJCOPY) --strip-debug --add-section .symtab.sorted=$$@.sym --set-section-flags .symtab.sorted=contents,readonly $$@.elf $$@
 endef
 $(foreach p,$(UPROGSRCS),$(eval $(call UPROG_RULE,$(p))))
