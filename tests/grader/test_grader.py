@@ -229,11 +229,15 @@ def test_auto_workers_follow_the_cores_it_may_use(tmp_path: Path) -> None:
         def test_passes(n):
             pass
     """})
+    # The grader is started by a Python that pins itself to one core and then becomes the
+    # grader (the affinity is inherited), as `taskset -c N` would.
+    pin = ("import os, sys; os.sched_setaffinity(0, {int(sys.argv[1])}); "
+           "os.execv(sys.argv[2], sys.argv[2:])")
     first = min(os.sched_getaffinity(0))
     pinned = subprocess.run(
-        [sys.executable, str(GRADE), "--no-build", "--out", str(tmp_path / "out"), str(tests)],
+        [sys.executable, "-c", pin, str(first), sys.executable, str(GRADE), "--no-build",
+         "--out", str(tmp_path / "out"), str(tests)],
         env=dict(os.environ, GRADE_JOBS="auto", GRADE_TIMEOUT_SCALE="1"),
-        preexec_fn=lambda: os.sched_setaffinity(0, {first}),
         capture_output=True, text=True, timeout=120)
     assert pinned.returncode == 0, pinned.stdout + pinned.stderr
     assert "with 1 worker;" in pinned.stdout, pinned.stdout
@@ -251,8 +255,22 @@ CGROUP_CASES = {
         "cpu/cpu.cfs_quota_us": "50000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),
     "v1 without a quota": ("1:cpu:/\n", {
         "cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    "v2 quota above the group": ("0::/user.slice/session-4.scope\n", {
+        "user.slice/cpu.max": "200000 100000\n",
+        "user.slice/session-4.scope/cpu.max": "max 100000\n"}, 2),
+    "v2 the smallest of two": ("0::/a/b\n", {
+        "a/cpu.max": "400000 100000\n", "a/b/cpu.max": "300000 100000\n"}, 3),
+    "v1 quota above the group": ("2:cpu,cpuacct:/grader/job\n", {
+        "cpu,cpuacct/grader/cpu.cfs_quota_us": "100000\n",
+        "cpu,cpuacct/grader/cpu.cfs_period_us": "100000\n",
+        "cpu,cpuacct/grader/job/cpu.cfs_quota_us": "-1\n",
+        "cpu,cpuacct/grader/job/cpu.cfs_period_us": "100000\n"}, 1),
     "no cgroup files": ("0::/gone\n", {}, None),
     "unreadable garbage": ("0::/g\n", {"g/cpu.max": "lots\n"}, None),
+    "a period of zero": ("0::/g\n", {"g/cpu.max": "100000 0\n"}, None),
+    "a negative quota": ("1:cpu:/\n", {
+        "cpu/cpu.cfs_quota_us": "-2\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    "a name that is not UTF-8": ("0::/caf\xe9\n", {"cpu.max": "100000 100000\n"}, 1),
 }
 
 
@@ -261,11 +279,19 @@ def test_cgroup_cpu_quota(tmp_path: Path, case: str) -> None:
     """A CPU quota (docker --cpus, a grading service's limit) caps the automatic worker
     count: whole cores, at least one; no quota, or files that cannot be read, cap nothing."""
     membership, files, cores = CGROUP_CASES[case]
-    (tmp_path / "self-cgroup").write_text(membership)
+    (tmp_path / "self-cgroup").write_bytes(membership.encode("latin-1"))
     for name, text in files.items():
         (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "fs" / name).write_text(text)
     assert grade_mod.quota_cores(tmp_path / "self-cgroup", tmp_path / "fs") == cores
+
+
+@pytest.mark.parametrize("affinity, quota, workers", [(8, None, 8), (8, 2, 2), (2, 4, 2)])
+def test_auto_workers_are_the_smaller_of_affinity_and_quota(
+        monkeypatch: pytest.MonkeyPatch, affinity: int, quota: int | None, workers: int) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(affinity)))
+    monkeypatch.setattr(grade_mod, "quota_cores", lambda: quota)
+    assert grade_mod.worker_count("auto") == workers
 
 
 def test_two_graders_sharing_an_output_folder(tmp_path: Path) -> None:
