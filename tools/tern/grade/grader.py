@@ -55,7 +55,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import IO, Iterator, Sequence, TextIO
 
 from tern import REPO
@@ -187,39 +187,46 @@ def build_lock(root: Path) -> Iterator[None]:
 
 def quota_cores(membership: Path = Path("/proc/self/cgroup"),
                 mount: Path = Path("/sys/fs/cgroup")) -> int | None:
-    """The whole cores the CPU quota of this process's cgroup allows (at least one), or
-    None if it has none or it cannot be read. cgroup v2 keeps the quota in cpu.max
-    ("150000 100000": 1.5 cores), v1 in cpu.cfs_quota_us over cpu.cfs_period_us (-1: none).
-    Inside a container the mount is the group itself, so both places are tried."""
+    """The whole cores (at least one) that the CPU quotas of this process's cgroup and of the
+    groups above it allow: the smallest, as each limits what is under it (a shared server's
+    per-user slice, say). None if none has a quota or none can be read. Inside a container
+    the mount is the container's own group, so the mount itself is read too."""
     try:
-        lines = membership.read_text().splitlines()
+        lines = membership.read_text(errors="replace").splitlines()
     except OSError:
         return None
+    limits = []
     for line in lines:
         parts = line.split(":", 2)
         if len(parts) != 3:
             continue
         _, controllers, group = parts
-        if controllers == "":  # v2: one hierarchy
-            files = [mount / group.lstrip("/") / "cpu.max", mount / "cpu.max"]
-        elif "cpu" in controllers.split(","):
-            base = mount / controllers
-            files = [base / group.lstrip("/") / "cpu.cfs_quota_us", base / "cpu.cfs_quota_us"]
-        else:
+        v2 = controllers == ""  # cgroup v2: one hierarchy, named by an empty list
+        if not v2 and "cpu" not in controllers.split(","):
             continue
-        for path in files:
-            try:
-                if path.name == "cpu.max":
-                    quota, period = path.read_text().split()
-                else:
-                    quota = path.read_text().strip()
-                    period = path.with_name("cpu.cfs_period_us").read_text().strip()
-                if quota in ("max", "-1"):
-                    return None
-                return max(1, int(quota) // int(period))
-            except (OSError, ValueError):
-                continue
-    return None
+        base = mount if v2 else mount / controllers
+        here = PurePosixPath(group.lstrip("/"))
+        for folder in {base / g for g in (here, *here.parents)}:
+            cores = cores_allowed(folder, v2)
+            if cores is not None:
+                limits.append(cores)
+    return min(limits, default=None)
+
+
+def cores_allowed(folder: Path, v2: bool) -> int | None:
+    """The whole cores a cgroup's own quota allows, at least one, or None if it has none.
+    v2 keeps it in cpu.max ("150000 100000": 1.5 cores; "max 100000": no quota), v1 in
+    cpu.cfs_quota_us over cpu.cfs_period_us (-1: none)."""
+    try:
+        if v2:
+            quota, period = (folder / "cpu.max").read_text().split()
+        else:
+            quota = (folder / "cpu.cfs_quota_us").read_text()
+            period = (folder / "cpu.cfs_period_us").read_text()
+        us, per = int(quota), int(period)
+    except (OSError, ValueError):  # no such file, "max", or not numbers
+        return None
+    return max(1, us // per) if us > 0 and per > 0 else None
 
 
 def usable_cores() -> int:
