@@ -26,8 +26,9 @@ def second_makes(output: str) -> list[str]:
 
 
 def test_typed_alone_the_second_makes_take_test_jobs() -> None:
-    for jobs in ("2", "3"):
-        lines = second_makes(dry_run("test-host", f"TEST_JOBS={jobs}").stdout)
+    # A variable on the command line whose value holds a -j is no -j option of make's.
+    for jobs, extra in (("2", "PYTEST_ARGS=-x -jfoo"), ("3", "PYTEST_ARGS=")):
+        lines = second_makes(dry_run("test-host", f"TEST_JOBS={jobs}", extra).stdout)
         assert len(lines) == 2, lines
         assert all(f" -j{jobs} " in line for line in lines), lines
 
