@@ -45,7 +45,7 @@ PYTHON = $(eval PYTHON := $(shell tools/find-python))$(PYTHON)
 # The build's own script (tools/mksymtab.py) needs only the standard library, so Debian's
 # python3 runs it, without find-python's look for the tests' modules (0.3 s or more whenever a
 # build links anything, as much as compiling a file).
-BUILD_PYTHON := $(firstword $(wildcard /usr/bin/python3) python3)
+BUILD_PYTHON = $(firstword $(wildcard /usr/bin/python3) python3)
 
 # Flags shared by the kernel and user programs. The kernel never touches floating point
 # (sstatus.FS stays Off), so both use the soft-float ABI and no libgcc.
@@ -232,7 +232,7 @@ TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgro
 # The tests' build compiles TEST_JOBS files at a time too: a fresh clone builds in 20 s
 # instead of 30 s on two cores. Under `make -jN test` the second makes share the outer
 # make's N jobs instead (a -j of their own would leave its job server, with a warning).
-SUB_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+SUB_JOBS = $(if $(filter -j%,$(MFLAGS)),,-j$(TEST_JOBS))
 test test-host: BUILD_JOBS = $(SUB_JOBS)
 
 test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
