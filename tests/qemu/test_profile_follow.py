@@ -60,9 +60,15 @@ def test_on_children_follows_later_forks(shared: Machine) -> None:
     parent = jobs.start_background(shared, "labforks -w 2 60")
     children: list[int] = []
     try:
-        out = quiet(shared.run(f"pstatus profile {parent} on children"))
+        said = shared.run(f"pstatus profile {parent} on children")
+        out = quiet(said)
         assert out == "pstatus: exit 0", (
             f"`profile {parent} on children` should print nothing and exit 0: {out!r}")
+        # Followed, labforks forks and names its children in a line of its own, before this
+        # prompt or after it. Typed before it came, the next command's echo would be split
+        # by it (`$ pro` `labforks: children 8 9` `file status`), so wait for it first.
+        if "labforks: children" not in said:
+            shared.expect(r"labforks: children( \d+)+\r?\n", timeout=RUN_TIMEOUT)
         stat = profstat(shared)
         assert str(parent) in stat["following"].split(), (
             f"after `profile {parent} on children`, `following:` should list {parent}: {stat}")
