@@ -44,8 +44,9 @@ from tern.profile_props import (BOTTOM, DESCEND, document_problems, hostile_name
 USER = REPO / "build" / "user"
 RUN_TIMEOUT = 120
 
-def image_with(tmp: Path, replaced: dict[str, bytes]) -> Path:
-    """A copy of fs.img's contents, built with mkfs, with some programs replaced."""
+def image_with(tmp: Path, replaced: dict[str, bytes], blocks: int | None = None) -> Path:
+    """A copy of fs.img's contents, built with mkfs, with some programs replaced or added
+    (and `blocks` blocks in all, if given)."""
     progs = sorted(p for p in USER.glob("_*") if "." not in p.name and p.name[1:] not in replaced)
     extra = []
     for name, data in replaced.items():
@@ -54,7 +55,8 @@ def image_with(tmp: Path, replaced: dict[str, bytes]) -> Path:
         extra.append(path)
     image = tmp / "fs.img"
     readme = REPO / "build" / "README"
-    result = subprocess.run([str(REPO / "mkfs" / "mkfs"), str(image), str(readme),
+    size = ["-s", str(blocks)] if blocks else []
+    result = subprocess.run([str(REPO / "mkfs" / "mkfs"), *size, str(image), str(readme),
                              *map(str, progs), *map(str, extra)],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, f"mkfs failed: {result.stderr}"
