@@ -3,32 +3,36 @@
 When a profiled process execs, the kernel reads the program's section headers and symbol
 tables (kern/profile/symbolize.cc: probe(), copy_sorted(), copy_elf(), find_windows()), and
 looks addresses up in its copy whenever /proc/profile is read. Exec itself reads only the
-ELF header's first fields, the program headers and the loaded segments, so a program with
-any bytes elsewhere still runs: whoever can write a file can hand the profiler any table.
+ELF header but for its section fields, the program headers and the loaded segments, so a
+program with any bytes elsewhere still runs: whoever can write a file can hand the profiler
+any table.
 
 This test writes such programs: copies of sleep and of spin (a few, so that the shell is
 not starved), half with the table the build adds (`.symtab.sorted`), half with only the
 standard `.symtab` (the sorted one renamed away), each with one to three seeded corruptions
-of what exec never reads: the ELF header's section fields, any field of any section header,
-the sorted table's header and entries, the ELF symbols, the string tables (names without
-their NUL), random bytes, a table of thousands of symbols appended (four times what the
-profiler keeps of a program), or the file cut short after its last loaded byte. Values are
-chosen to break arithmetic: 0, the file's size, 2^31, 2^32 - 1, 2^63, lengths that fit
-the file, entries out of order. Every corruption is checked to leave what exec reads
-untouched, so each copy runs as sleep or spin does.
+of what exec never reads: the ELF header's section fields; the name, type, offset, size,
+link, info or entsize of any section header; the sorted table's header and entries; the ELF
+symbols; the string tables (names without their NUL); random bytes; a well-formed table of
+hundreds of symbols with names of up to 300 bytes appended, 64 KiB, four times what the
+profiler keeps of a program; or the file cut short after its last loaded byte. Values are
+chosen to break arithmetic: 0, the file's size, 2^31, 2^32 - 1, 2^63, lengths that fit the
+file, entries out of order. Every corruption is checked to leave what exec reads untouched,
+so each copy runs as sleep or spin does.
 
-They all run at once under `profile all on`, in two rounds (the profiler keeps 32 programs,
-kern/profile/images.cc), each copy running as itself past its exec (^P shows it). Then the
-machine must not have panicked or trapped in the kernel, /proc/profile must be one valid
-JSON document of the documented schema, the copies' samples must name the copy (its file's
-name), and the machine must still run commands. The seed is printed; SYMTAB_SEED=N replays
-a run.
+They all run at once under `profile all on`, in two rounds of 20 (the profiler keeps 32
+programs, kern/profile/images.cc, in a 128 KiB arena that the appended tables can use up, so
+that later copies keep a shorter table or none). Each round waits until every copy has been
+sampled under its own name. Then the machine must not have panicked or trapped in the
+kernel, /proc/profile must be one valid JSON document of the documented schema, each copy's
+samples after its exec must name that copy, and each of its user frames must be named "??"
+or with bytes of the copy's own file, whole or cut with "...". Last, the machine must still
+run commands. The seed is printed, and each round's corruptions (shown with a failure);
+SYMTAB_SEED=N replays a run.
 """
 
 from __future__ import annotations
 
 import random
-import re
 import struct
 import time
 from pathlib import Path
@@ -38,14 +42,14 @@ from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
 from tern.machine import Machine, timeout_scale
-from tern.profile_props import seed_from_env
+from tern.profile_props import CUT_MARK, seed_from_env, symbol_bytes
 from test_profile_json import USER, image_with
 
 COPIES = 20  # a round: with init, the shell and the commands typed, within its 32 programs
 ROUNDS = 2
 SPIN_EVERY = 5  # one copy in 5 is spin's, which runs user code; the others sleep's
-SAMPLES_EACH = 20  # recorded samples a round waits for, per copy
-WAIT = 60  # s for them, at GRADE_TIMEOUT_SCALE=1
+WAIT = 60  # s for every copy to be sampled, at GRADE_TIMEOUT_SCALE=1
+RATE = 50  # Hz: a few thousand samples a round, where every copy has some
 
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")  # the ELF64 header
 PHDR = struct.Struct("<IIQQQQQQ")
@@ -105,10 +109,11 @@ class Layout:
 
 
 def protected(data: bytes) -> list[tuple[int, int]]:
-    """The byte ranges exec reads: the header up to the section fields, the program headers
-    and the loaded segments."""
+    """The byte ranges exec reads (kern/proc/exec.cc): the header but for the section
+    fields (e_shoff at 0x28, e_shentsize, e_shnum and e_shstrndx from 0x3A), the program
+    headers and the loaded segments."""
     layout = Layout(data)
-    ranges = [(0, 0x28), (layout.phoff, layout.phoff + layout.phnum * PHDR.size)]
+    ranges = [(0, 0x28), (0x30, 0x3A), (layout.phoff, layout.phoff + layout.phnum * PHDR.size)]
     for i in range(layout.phnum):
         ph = PHDR.unpack_from(data, layout.phoff + i * PHDR.size)
         if ph[0] == 1:  # PT_LOAD
@@ -221,9 +226,9 @@ def random_bytes(data: bytearray, rng: random.Random) -> str | None:
 
 
 def huge_table(data: bytearray, rng: random.Random) -> str | None:
-    """A table far larger than the profiler keeps of a program (16 KiB, images.cc), well
-    formed or not: thousands of symbols with names of up to 300 bytes, appended to the file,
-    which its section header then points to."""
+    """A well-formed table far larger than the profiler keeps of a program (16 KiB,
+    images.cc): HUGE_BYTES of symbols with names of up to 300 bytes, appended to the file,
+    which the table's section header then points to."""
     layout = Layout(data)
     sorted_table = layout.section(SORTED) is not None
     wanted = [s for s in layout.sections if s[1] == (SORTED if sorted_table else b".symtab")]
@@ -286,10 +291,24 @@ def corrupt(program: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
     return bytes(data), said
 
 
-def recorded(m: Machine) -> int:
-    match = re.search(r"(?m)^recorded: (\d+)", m.run("cat /proc/profstat"))
-    assert match is not None, "/proc/profstat has no `recorded:` line"
-    return int(match.group(1))
+def profile(m: Machine, export: Path) -> list[pc.Sample]:
+    """/proc/profile, copied out through the export disk and parsed (invalid JSON fails)."""
+    return pc.parse_profile(export_disk.copy_out(m, export, "/proc/profile").decode("ascii"))
+
+
+def foreign_names(samples: list[pc.Sample], program: bytes) -> list[str]:
+    """The user frames of `samples` named with bytes that are not in `program`, the file
+    the kernel read the names from: each must be "??", or bytes of the file, cut or not
+    (a cut name ends in "..." after a prefix of the name)."""
+    wrong = []
+    for s in samples:
+        for f in pc.user_frames(s):
+            name = symbol_bytes(f)
+            whole = name in program
+            cut = name.endswith(CUT_MARK) and name[:-len(CUT_MARK)] in program
+            if name != b"??" and not whole and not cut:
+                wrong.append(f"{name[:60]!r} at {f['address']:#x}")
+    return wrong
 
 
 def test_corrupt_symbol_tables(tmp_path: Path) -> None:
@@ -319,9 +338,10 @@ def test_corrupt_symbol_tables(tmp_path: Path) -> None:
     with Machine(3, name="test_profile_symtabs", image=image,
                  extra_args=export_disk.drive_args(export)) as m:
         m.boot()
-        assert m.run("profile rate 100") == ""
+        assert m.run(f"profile rate {RATE}") == ""
         for r in range(ROUNDS):
             names = list(copies)[r * COPIES:(r + 1) * COPIES]
+            print(f"round {r + 1}: {context(names)}")  # shown with a failure
             assert m.run("profile clear") == ""
             assert m.run("profile all on") == ""
             pids: list[int] = []
@@ -332,32 +352,28 @@ def test_corrupt_symbol_tables(tmp_path: Path) -> None:
                     pids += [int(p) for p in jobs.ANNOUNCE_ANY.findall(out)]
                     assert len(pids) == line + len(batch), (
                         f"starting {batch} printed {out!r}; {context(batch)}")
-                # Each copy is past its exec, so the profiler has read its tables.
-                for pid, name in zip(pids, names):
-                    jobs.wait_past_exec(m, pid, name, asleep=True)
+                # Every copy sampled under its own name: past its exec, its slot registered and
+                # its tables read (sleep's copies give a wait sample every period, spin's when
+                # they run).
                 deadline = time.monotonic() + WAIT * timeout_scale()
-                while recorded(m) < SAMPLES_EACH * COPIES:
+                while unnamed := sorted({*names} - {s["comm"] for s in profile(m, export)
+                                                    if s["pid"] in pids}):
                     assert time.monotonic() < deadline, (
-                        f"fewer than {SAMPLES_EACH * COPIES} samples in {WAIT} s; "
-                        f"{context(names)}")
+                        f"no sample of {unnamed} named after it in "
+                        f"{WAIT * timeout_scale():g} s; {context(names)}")
                     time.sleep(0.2)
             finally:
                 jobs.kill_all_and_wait_gone(m, pids)
             assert m.run("profile all off") == ""
             m.assert_no_failures()
-            text = export_disk.copy_out(m, export, "/proc/profile").decode("ascii")
-            samples = pc.parse_profile(text)
+            samples = profile(m, export)
             problems = pc.schema_problems(samples)
             assert not problems, "\n".join(problems[:10]) + "\n" + context(names)
-            by_pid = dict(zip(pids, names))
-            wrong = [pc.describe(s) for s in samples
-                     if s["pid"] in by_pid and s["comm"] not in (by_pid[s["pid"]],
-                                                                 *pc.BEFORE_EXEC)]
-            assert not wrong, (f"samples of the copies named after another program: "
-                               f"{wrong[:3]}; {context(names)}")
-            sampled = {s["pid"] for s in samples if s["pid"] in by_pid}
-            assert sampled, f"no sample of any copy was recorded; {context(names)}"
-            print(f"round {r + 1}: {len(samples)} samples, {len(sampled)} of {COPIES} copies "
-                  "sampled, every one named and valid")
+            for pid, name in zip(pids, names):
+                mine = pc.of_program(samples, pid, name)  # no other name after its exec
+                wrong = foreign_names(mine, copies[name])
+                assert not wrong, (f"{name}'s samples name functions with bytes that are not "
+                                   f"in its file: {wrong[:5]}; {context([name])}")
+            print(f"round {r + 1}: {len(samples)} samples, each copy named, each name its own")
         assert m.run("echo still alive").strip() == "still alive"
         m.assert_no_failures()

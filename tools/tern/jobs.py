@@ -47,14 +47,12 @@ def start_copies(m: Machine, cmd: str, count: int, pids: list[int]) -> None:
         count -= n
 
 
-def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30, *,
-                   asleep: bool = False) -> None:
-    """Wait until process `pid` runs `program` and is not asleep (or in any state, with
-    `asleep`), as ^P (the console's list of processes, procdump() in kern/proc/proc.cc)
-    shows it. The shell announces a job when it forks, so the job may still be reading its
-    program from the disk: a test that needs it on the CPU, never asleep, or past its exec,
-    waits here first. The shell must be at a prompt; ^P does not reach it, so it still is
-    afterwards."""
+def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30) -> None:
+    """Wait until process `pid` runs `program` and is not asleep, as ^P (the console's list
+    of processes, procdump() in kern/proc/proc.cc) shows it. The shell announces a job when
+    it forks, so the job may still be reading its program from the disk: a test that needs
+    it on the CPU, never asleep, waits here first. The shell must be at a prompt; ^P does
+    not reach it, so it still is afterwards."""
     if not m.at_prompt:
         raise MachineError(f"wait_past_exec({pid}) while the shell is not at a prompt")
     line = re.compile(rf"^{pid} (\S+) +(\S+)\r?$", re.M)
@@ -63,7 +61,7 @@ def wait_past_exec(m: Machine, pid: int, program: str, timeout: float = 30, *,
         m.send("\x10")
         m.at_prompt = True  # ^P lists processes on the console; the shell's line is untouched
         found = m.expect(line, timeout=timeout)
-        if found.group(2) == program and (asleep or found.group(1) in ("run", "runble")):
+        if found.group(1) in ("run", "runble") and found.group(2) == program:
             return
         if time.monotonic() > deadline:
             raise MachineError(f"process {pid} is still {found.group(1)} {found.group(2)!r}, "
