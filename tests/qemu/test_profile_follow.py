@@ -43,6 +43,10 @@ def wait_for_profstat(m: Machine, done, what: str) -> dict[str, str]:
     return stat
 
 
+# Not at a line's start: after the prompt, the line follows "$ " on the same line.
+CHILDREN = re.compile(r"labforks: children((?: \d+)+)\r?\n")
+
+
 def quiet(out: str) -> str:
     """What a command printed, without the lines of labforks running in the background."""
     return "\n".join(ln for ln in out.splitlines() if not ln.startswith("labforks:")).strip()
@@ -67,16 +71,20 @@ def test_on_children_follows_later_forks(shared: Machine) -> None:
         # Followed, labforks forks and names its children in a line of its own, before this
         # prompt or after it. Typed before it came, the next command's echo would be split
         # by it (`$ pro` `labforks: children 8 9` `file status`), so wait for it first.
-        if "labforks: children" not in said:
-            shared.expect(r"labforks: children( \d+)+\r?\n", timeout=RUN_TIMEOUT)
+        # The pids it names are killed at the end, whatever happens in between.
+        named = CHILDREN.search(said) or shared.expect(CHILDREN, timeout=RUN_TIMEOUT)
+        children = [int(p) for p in named.group(1).split()]
+        assert len(children) == 2 and all(p > parent for p in children), named.group(0)
         stat = profstat(shared)
         assert str(parent) in stat["following"].split(), (
             f"after `profile {parent} on children`, `following:` should list {parent}: {stat}")
         # Once it has forked, switch the parent off: its children stay sampled.
         stat = wait_for_profstat(shared, lambda s: len(s["profiling"].split()) >= 3,
                                  f"labforks {parent} should fork two followed children")
-        children = [int(p) for p in stat["profiling"].split() if int(p) != parent]
-        assert all(p > parent for p in children), stat
+        followed = sorted(int(p) for p in stat["profiling"].split() if int(p) != parent)
+        assert followed == sorted(children), (
+            f"labforks {parent} forked {children}, but the processes sampled beside it are "
+            f"{followed}: {stat}")
         # The three spin now: 30 more samples give the parent some in parent_work.
         recorded = int(stat["recorded"])
         wait_for_profstat(shared, lambda s: int(s["recorded"]) >= recorded + 30,
