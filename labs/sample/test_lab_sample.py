@@ -224,7 +224,7 @@ def stalled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stalled | str]
             out = m.run(f"pstall {STALLS} {STALL_US} {STALL_GAP_US}", timeout=RUN_TIMEOUT)
             assert "pstall: done" in out, f"pstall failed: {out!r}"
             stat = profstat(m)
-            samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
+            samples = export_disk.profile_samples(m, image)
             m.assert_no_failures()
     except AssertionError as err:
         yield f"profiling pstall across interrupts-off stretches failed: {err}"
@@ -470,7 +470,7 @@ def run_deep(m: Machine, image: Path, seconds: float, clears: int) -> tuple[dict
     finally:
         for pid in pids.values():
             jobs.kill_and_wait_gone(m, pid)
-    samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
+    samples = export_disk.profile_samples(m, image)
     m.assert_no_failures()
     return pids, samples, stat
 

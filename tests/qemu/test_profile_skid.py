@@ -54,7 +54,7 @@ def run_profiled(m: Machine, image: Path, command: str, done: str) -> list[pc.Sa
     assert m.run(f"profile rate {RATE}") == ""
     out = m.run(command, timeout=RUN_TIMEOUT)
     assert done in out, f"`{command}` failed:\n{out}"
-    samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
+    samples = export_disk.profile_samples(m, image)
     problems = pc.schema_problems(samples)
     assert not problems, "\n".join(problems[:10])
     return samples

@@ -291,11 +291,6 @@ def corrupt(program: bytes, rng: random.Random) -> tuple[bytes, list[str]]:
     return bytes(data), said
 
 
-def profile(m: Machine, export: Path) -> list[pc.Sample]:
-    """/proc/profile, copied out through the export disk and parsed (invalid JSON fails)."""
-    return pc.parse_profile(export_disk.copy_out(m, export, "/proc/profile").decode("ascii"))
-
-
 def foreign_names(samples: list[pc.Sample], program: bytes) -> list[str]:
     """The user frames of `samples` named with bytes that are not in `program`, the file
     the kernel read the names from: each must be "??", or bytes of the file, cut or not
@@ -356,8 +351,9 @@ def test_corrupt_symbol_tables(tmp_path: Path) -> None:
                 # its tables read (sleep's copies give a wait sample every period, spin's when
                 # they run).
                 deadline = time.monotonic() + WAIT * timeout_scale()
-                while unnamed := sorted({*names} - {s["comm"] for s in profile(m, export)
-                                                    if s["pid"] in pids}):
+                while unnamed := sorted({*names} - {
+                        s["comm"] for s in export_disk.profile_samples(m, export)
+                        if s["pid"] in pids}):
                     assert time.monotonic() < deadline, (
                         f"no sample of {unnamed} named after it in "
                         f"{WAIT * timeout_scale():g} s; {context(names)}")
@@ -366,7 +362,7 @@ def test_corrupt_symbol_tables(tmp_path: Path) -> None:
                 jobs.kill_all_and_wait_gone(m, pids)
             assert m.run("profile all off") == ""
             m.assert_no_failures()
-            samples = profile(m, export)
+            samples = export_disk.profile_samples(m, export)
             problems = pc.schema_problems(samples)
             assert not problems, "\n".join(problems[:10]) + "\n" + context(names)
             for pid, name in zip(pids, names):

@@ -59,7 +59,7 @@ def profile_of(m: Machine, image: Path, command: str) -> tuple[str, list[pc.Samp
     assert m.run("profile clear") == ""
     out = m.run(f"profile run {command}", timeout=RUN_TIMEOUT)
     stat = pc.parse_profstat(m.run("profile status"))
-    samples = pc.parse_profile(export_disk.copy_out(m, image, "/proc/profile").decode())
+    samples = export_disk.profile_samples(m, image)
     m.assert_no_failures()
     assert int(stat["dropped"]) == 0, f"the sample array filled: {stat}"
     return out, samples, stat

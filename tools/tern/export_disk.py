@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tern import profile_check as pc
 from tern.machine import PANIC, TRAP, Machine, MachineError
 from tern.prof import export
 
@@ -45,3 +46,9 @@ def copy_out(m: Machine, image: Path, path: str, timeout: float = 120) -> bytes:
     if not re.fullmatch(r"\s*expcopy: \d+ bytes, crc [0-9a-f]+\s*", out):
         raise MachineError(f"`expcopy {path}` failed: {out!r}")
     return export.read(image).data
+
+
+def profile_samples(m: Machine, image: Path) -> list[pc.Sample]:
+    """/proc/profile, copied out with copy_out() and parsed: the kernel escapes every byte
+    that is not ASCII, so a document that is not ASCII, or not valid JSON, fails."""
+    return pc.parse_profile(copy_out(m, image, "/proc/profile").decode("ascii"))
