@@ -18,10 +18,10 @@ in tests/qemu/ carry points too, in pseudo-labs they name (`points(n, lab="boot"
 2. Build: `make -s all` in the tree, GRADE_JOBS files at a time. A build that fails is a
    result, not a crash: the compiler's last lines are printed and every test scores zero.
 3. Run: pytest runs exactly those tests, spread over GRADE_JOBS pytest-xdist workers (by
-   default one per core it may use: its CPU affinity, capped by a cgroup's CPU quota, as
-   a container on a grading service has). Every machine boots from a private copy of
-   fs.img, so workers cannot see each other's files (tests of one file may share a
-   machine: tern/fixtures.py).
+   default one per core it may use: its CPU affinity, capped by the CPU quotas of its
+   cgroup and those above it, as a container on a grading service has). Every machine
+   boots from a private copy of fs.img, so workers cannot see each other's files (tests
+   of one file may share a machine: tern/fixtures.py).
    Each result is printed as soon as it is known:
 
        profile: call rejects a bad pid: OK (1.3s) 5/5
@@ -236,8 +236,8 @@ def usable_cores() -> int:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         cores = os.cpu_count() or 1
-    quota = quota_cores()
-    return max(1, min(cores, quota) if quota is not None else cores)
+    quota = quota_cores()  # at least 1, as is the affinity
+    return min(cores, quota) if quota is not None else cores
 
 
 def worker_count(value: str) -> int:
