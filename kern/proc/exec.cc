@@ -49,6 +49,10 @@ int loadseg(pagetable_t pt, u64 va, Inode *ip, u32 offset, u64 sz) {
 bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *text_end) {
   *sz = 0;
   *text_end = 0;
+  // The program headers lie wholly in the file. e_phoff has 64 bits, a file offset 32: one
+  // of 2^32 or more must not be read as its low half.
+  if (eh.phoff > ip->size || eh.phnum * sizeof(elf::ProgramHeader) > ip->size - eh.phoff)
+    return false;
   for (u32 i = 0, off = static_cast<u32>(eh.phoff); i < eh.phnum;
        i++, off += sizeof(elf::ProgramHeader)) {
     elf::ProgramHeader ph;
