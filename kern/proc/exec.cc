@@ -61,7 +61,9 @@ bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *
     if (ph.memsz < ph.filesz || ph.vaddr + ph.memsz < ph.vaddr) return false;
     if (ph.vaddr % PGSIZE != 0 || ph.vaddr < *sz || ph.vaddr + ph.memsz > mem::TRAPFRAME)
       return false;
-    if (ph.off > 0xffffffffu || ph.filesz > 0xffffffffu) return false;
+    // The segment's file bytes [off, off + filesz) lie in the file, off included even when
+    // filesz is 0. So both fit a file offset's 32 bits, and no read of them comes up short.
+    if (ph.off > ip->size || ph.filesz > ip->size - ph.off) return false;
     u64 newsz = uvmalloc(pt, *sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
     if (newsz == 0) return false;
     *sz = newsz;
