@@ -64,9 +64,14 @@ bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *
     // The segment's file bytes [off, off + filesz) lie in the file, off included even when
     // filesz is 0. So both fit a file offset's 32 bits, and no read of them comes up short.
     if (ph.off > ip->size || ph.filesz > ip->size - ph.off) return false;
-    u64 newsz = uvmalloc(pt, *sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
-    if (newsz == 0) return false;
-    *sz = newsz;
+    // uvmalloc() maps [*sz, vaddr + memsz), the gap before the segment too. An empty segment
+    // right at *sz maps nothing, and is no failure: its new size, 0 at address 0, would look
+    // like one.
+    if (ph.vaddr + ph.memsz > *sz) {
+      u64 newsz = uvmalloc(pt, *sz, ph.vaddr + ph.memsz, segment_perm(ph.flags));
+      if (newsz == 0) return false;
+      *sz = newsz;
+    }
     if (loadseg(pt, ph.vaddr, ip, static_cast<u32>(ph.off), ph.filesz) < 0) return false;
     if ((ph.flags & elf::PF_X) && ph.vaddr + ph.memsz > *text_end) *text_end = ph.vaddr + ph.memsz;
   }
