@@ -8,6 +8,10 @@
 // The layout follows the xv6 ABI: the PT_LOAD segments at their (page-aligned) addresses
 // from 0, text without write permission; then a guard page without user access; then one
 // stack page holding the argument strings and the argv array; sp 16-byte aligned at its top.
+//
+// Which files are programs is decided in load_image(), rule by rule; the docstring of
+// tests/qemu/test_exec_fuzz.py states the same rules with their reasons, and its model of
+// them is checked against this code on seeded corruptions of a small program.
 
 #include "abi/param.h"
 #include "arch/riscv/memlayout.h"
