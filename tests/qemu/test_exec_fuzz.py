@@ -8,13 +8,14 @@ This test writes, on the host, a small well-formed RISC-V program (base_program(
 copies of it, each with one to three seeded corruptions aimed at every byte exec reads: a field
 of the ELF header (magic, class, data, machine, type, version, entry, phoff, ehsize, phentsize,
 phnum); a field of a program header (type, flags, offset, vaddr, paddr, filesz, memsz, align,
-or filesz and memsz together); two program headers swapped, or one copied over another; the
-file cut short (in the header, the program headers, the code or a segment); random bytes
-anywhere. Values are chosen to break arithmetic: 0, 1, all ones, the page size and the file
-size and one either side, 2^31 + 1, 2^32, 2^32 + the original (high bits over a valid low
-part), MAXVA, the trapframe's address and a page below each, the original a little off. The
-first copy is the program itself. The copies travel to the guest in a few pack files (fs.img
-has 200 inodes, and the build's programs use most of them); the guest program `texecall PACK...`
+filesz and memsz together, or filesz 0 to make the segment all bss); two program headers
+swapped, or one copied over another; the file cut short (in the header, the program headers,
+the code or a segment); random bytes anywhere. Values are chosen to break arithmetic: 0, 1, all
+ones, the page size and the file size and one either side, 2^31 + 1, 2^32, 2^32 + the original
+(high bits over a valid low part), MAXVA, the trapframe's address and a page below each, the
+original a little off, values that wrap around when added to an address. The first copy is
+the program itself. The copies travel to the guest in a few pack files (fs.img has 200 inodes,
+and the build's programs use most of them); the guest program `texecall PACK...`
 (user/tests/texecall.cc) writes each copy to a file of its own, execs it in a child with a
 watchdog, and prints what became of it.
 
@@ -74,7 +75,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from tern.machine import PANIC, TRAP, Machine
+from tern.machine import PANIC, TRAP, Machine, timeout_scale
 from tern.profile_props import seed_from_env
 from test_profile_json import image_with
 
@@ -83,8 +84,9 @@ PACK_BYTES = 200 * 1024  # a pack file, under the 268 KiB a file may hold
 IMAGE_BLOCKS = 4000  # of 1 KiB: the packs beside the programs
 MAX_COSTLY = 20  # copies whose exec takes all free memory before it refuses: 0.1 s each
 RUN_TIMEOUT = 300
-# Of 250 copies, over 40 seeds the model had at least 93 run, 47 of them to status 42, and
-# 129 refused.
+WATCH_TICKS = 30  # texecall's watchdog, at GRADE_TIMEOUT_SCALE=1: a copy that runs longer hung
+# Of 250 copies, over seeds 0 to 99 the model had at least 83 run, 49 of them to status 42,
+# and 131 refused.
 MIN_ACCEPTED = 40
 MIN_EXIT_42 = 20
 MIN_REFUSED = 60
@@ -240,7 +242,8 @@ def model(data: bytes) -> Verdict:
     costly = False
     loads = 0
     for i in range(phnum):
-        ptype, flags, off, vaddr, _, filesz, memsz, _ = PHDR.unpack_from(data, phoff + i * 56)
+        at = phoff + i * PHDR.size
+        ptype, flags, off, vaddr, _, filesz, memsz, _ = PHDR.unpack_from(data, at)
         if ptype != PT_LOAD:
             continue
         loads += 1
@@ -362,9 +365,12 @@ def value(rng: random.Random, orig: int, size: int, width: int) -> int:
         edges = [0, 1, 2, 3, 5, 0x8000, 0xFFFF, orig - 1, orig + 1, 56, 64]
     else:
         edges = [0, 1, top, 2, PGSIZE - 1, PGSIZE, PGSIZE + 1, size - 1, size, size + 1,
-                 0x80000001, 1 << 32, (1 << 32) + orig, MAXVA, MAXVA - PGSIZE, TRAPFRAME,
-                 TRAPFRAME - PGSIZE, rng.randrange(top + 1)]
+                 0x80000001, 1 << 32, MAXVA, MAXVA - PGSIZE, TRAPFRAME, TRAPFRAME - PGSIZE,
+                 rng.randrange(top + 1)]
         edges += [orig + d for d in (-PGSIZE, -8, -4, -1, 1, 4, 8, PGSIZE, 2 * PGSIZE)]
+        # High bits over the original, which a 32-bit truncation would not see.
+        edges += [(1 << 32) + orig, orig | rng.randrange(1, 1 << 32) << 32]
+        edges += [top + 1 - PGSIZE, top ^ orig]  # wrap around when added to an address
     return rng.choice(edges) & top
 
 
@@ -400,12 +406,20 @@ def elf_header(data: bytearray, rng: random.Random) -> str | None:
 def program_header(data: bytearray, rng: random.Random) -> str | None:
     i = rng.randrange(PHNUM)
     base = EHDR.size + i * PHDR.size
-    name = rng.choice([*PHDR_FIELDS, "filesz+memsz"])
+    name = rng.choice([*PHDR_FIELDS, "filesz+memsz", "bss"])
     what = f"phdr {i} ({SEGMENT_NAMES[i]})"
     if name == "filesz+memsz":
         number = rng.choice([0, value(rng, get(data, base + 32, 8), len(data), 8)])
         ok = put(data, base + 32, 8, number) and put(data, base + 40, 8, number)
         return f"{what} p_filesz = p_memsz = {number:#x}" if ok else None
+    if name == "bss":  # nothing from the file: all zeros, of the same size or another
+        memsz, off = get(data, base + 40, 8), get(data, base + 8, 8)
+        number = rng.choice([memsz, value(rng, memsz, len(data), 8), (1 << 64) - PGSIZE])
+        if rng.random() < 0.5:  # and an offset that no longer matters, or should not
+            off = value(rng, off, len(data), 8)
+        ok = put(data, base + 8, 8, off) and put(data, base + 32, 8, 0) and \
+            put(data, base + 40, 8, number)
+        return f"{what} p_filesz = 0, p_memsz = {number:#x}, p_offset = {off:#x}" if ok else None
     at, width = PHDR_FIELDS[name]
     orig = get(data, base + at, width)
     if name == "type":
@@ -552,7 +566,8 @@ def test_exec_fuzz(boot, tmp_path: Path) -> None:
     with Machine(3, name="test_exec_fuzz", image=image) as m:
         boot.machines.append(m)  # its console saved if the test fails
         m.boot()
-        out = m.run(f"texecall {' '.join(files)}", timeout=RUN_TIMEOUT,
+        watch = max(WATCH_TICKS, round(WATCH_TICKS * timeout_scale()))
+        out = m.run(f"texecall -w {watch} {' '.join(files)}", timeout=RUN_TIMEOUT,
                     failures=(PANIC, TRAP), quiet=60)
         m.assert_no_failures()
         assert m.run("echo still alive").strip() == "still alive"

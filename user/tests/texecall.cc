@@ -1,6 +1,6 @@
 // texecall: exec each of many corrupted programs, and say what became of each.
 //
-//   texecall PACK...
+//   texecall [-w TICKS] PACK...
 //
 // tests/qemu/test_exec_fuzz.py makes the programs on the host: seeded corruptions of one
 // small, well-formed program, with its own model of what exec must do with each (run it, or
@@ -16,27 +16,28 @@
 //   texecall: x017 broken     exec returned, but the child's memory or break had changed
 //   texecall: x017 exit N     the program ran and exited with status N
 //   texecall: x017 killed     the program ran and was killed (status -1: a bad access)
-//   texecall: x017 hung       its watchdog killed it after WATCH_TICKS: it ran for ever
+//   texecall: x017 hung       its watchdog killed it after TICKS: it ran for ever
 //
 // A copy that runs garbage may loop, or fork: each child has a watchdog, a second child that
-// sleeps WATCH_TICKS and then kills it (and is killed itself when the copy ends first), and at
-// the end texecall kills every process above its own pid, as grind does. Last it prints the
-// kernel's free pages before the first copy and after the last (once orphans have been reaped)
-// and "texecall: done N copies". The lines are short: the console is slow.
+// sleeps TICKS (30, 3 s, unless -w says otherwise) and then kills it (and is killed itself
+// when the copy ends first), and at the end texecall kills every process above its own pid,
+// as grind does. Last it prints the kernel's free pages before the first copy and after the
+// last (once orphans have been reaped) and "texecall: done N copies". The lines are short:
+// the console is slow.
 #include "lib/user.h"
 
 namespace {
 
 constexpr int MAX_COPIES = 512;
 constexpr int MAX_COPY = 16 * 1024;  // bytes in a copy
-constexpr int WATCH_TICKS = 30;      // an exec that runs out of memory takes well under this
 constexpr int SETTLE_TICKS = 50;     // for init to reap the strays' orphans
 constexpr int RETURNED = 7700001;    // a child's exit status when its exec returned -1...
 constexpr int BROKEN = 7700002;      // ...and when it returned, but the child's memory changed
 constexpr int DOG_FIRED = 7700003;   // a watchdog's, when it has killed its copy
+int watch_ticks = 30;  // -w: an exec that runs out of memory takes a tenth of the default
 
-// The child's memory, checked after a failed exec: a whole page of data, a word in the bss,
-// a word on the stack and the break must all be as they were.
+// The child's memory, checked after a failed exec: a page's worth of bytes and a word in the
+// bss, a word on the stack and the break must all be as they were.
 constexpr unsigned long CANARY = 0x5eed5eedc0ffee00UL;
 unsigned char pattern[4096];
 volatile unsigned long bss_canary;
@@ -76,7 +77,7 @@ void try_copy(const char *path, int pack_fd) {
   if (pid == 0) exec_copy(path, pack_fd);
   int dog = fork();
   if (dog == 0) {
-    sleep(WATCH_TICKS);
+    sleep(watch_ticks);
     kill(pid);
     exit(DOG_FIRED);
   }
@@ -161,7 +162,12 @@ int sweep_strays(int me) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 2) usage_exit("texecall PACK...\n");
+  int first = 1;
+  if (argc > 2 && strcmp(argv[1], "-w") == 0) {
+    watch_ticks = atoi(argv[2]);
+    first = 3;
+  }
+  if (first >= argc || watch_ticks <= 0) usage_exit("texecall [-w TICKS] PACK...\n");
   for (int i = 0; i < static_cast<int>(sizeof(pattern)); i++)
     pattern[i] = static_cast<unsigned char>(i * 7 + 1);
   bss_canary = CANARY;
@@ -169,7 +175,7 @@ int main(int argc, char **argv) {
   long before = free_pages();
   int copies = 0;
   bool ok = true;
-  for (int i = 1; ok && i < argc; i++) ok = run_pack(argv[i], &copies);
+  for (int i = first; ok && i < argc; i++) ok = run_pack(argv[i], &copies);
   int strays = sweep_strays(me);
   if (strays > 0) printf("texecall: %d stray processes killed\n", strays);
   long after = free_pages();
