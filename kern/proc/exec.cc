@@ -9,7 +9,8 @@
 // from 0, text without write permission; then a guard page without user access; then one
 // stack page holding the argument strings and the argv array; sp 16-byte aligned at its top.
 //
-// Which files are programs is decided in load_image(), rule by rule; the docstring of
+// Which files are programs is decided rule by rule in exec() (the ELF header, room for the
+// guard and stack pages) and load_image() (the program headers); the docstring of
 // tests/qemu/test_exec_fuzz.py states the same rules with their reasons, and its model of
 // them is checked against this code on seeded corruptions of a small program.
 
@@ -65,9 +66,11 @@ bool load_image(pagetable_t pt, Inode *ip, const elf::Header &eh, u64 *sz, u64 *
     if (ph.memsz < ph.filesz || ph.vaddr + ph.memsz < ph.vaddr) return false;
     if (ph.vaddr % PGSIZE != 0 || ph.vaddr < *sz || ph.vaddr + ph.memsz > mem::TRAPFRAME)
       return false;
-    // The segment's file bytes [off, off + filesz) lie in the file, off included even when
-    // filesz is 0. So both fit a file offset's 32 bits, and no read of them comes up short.
-    if (ph.off > ip->size || ph.filesz > ip->size - ph.off) return false;
+    // The segment's file bytes [off, off + filesz) lie in the file, so both fit a file
+    // offset's 32 bits and no read of them comes up short. A segment with no file bytes (all
+    // bss) reads nothing, and its offset may be anything, as xv6 allows: linkers and strip
+    // tools leave such offsets past the end of the file.
+    if (ph.filesz != 0 && (ph.off > ip->size || ph.filesz > ip->size - ph.off)) return false;
     // uvmalloc() maps [*sz, vaddr + memsz), the gap before the segment too. An empty segment
     // right at *sz maps nothing, and is no failure: its new size, 0 at address 0, would look
     // like one.

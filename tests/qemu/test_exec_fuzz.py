@@ -35,11 +35,12 @@ from exec.cc's code. A file is a program if and only if:
    vaddr + memsz not wrapping around 2^64; vaddr at or above the end of the previous PT_LOAD
    (so segments come in increasing order and do not overlap); vaddr + memsz at or below the
    trapframe page (TRAPFRAME, kern/arch/riscv/memlayout.h); and its file bytes [offset,
-   offset + filesz) wholly inside the file, offset included (even when filesz is 0). A
-   segment may be empty (memsz 0), at address 0 too. p_flags gives the pages execute (PF_X)
-   and write (PF_W) permission; every user page is readable.
-   p_paddr and p_align are ignored, and so is p_offset's alignment. Headers of other types
-   are ignored, whatever their fields say;
+   offset + filesz) wholly inside the file. A segment without file bytes (filesz 0, all bss)
+   reads none, so its offset may be anything, as in xv6: linkers and strip tools leave such
+   offsets past the end of the file. A segment may be empty (memsz 0), at address 0 too.
+   p_flags gives the pages execute (PF_X) and write (PF_W) permission; every user page is
+   readable. p_paddr and p_align are ignored, and so is p_offset's alignment. Headers of
+   other types are ignored, whatever their fields say;
 4. the PT_LOAD segments reach above address 0 (there is something to load), and the guard page
    and the stack page that exec adds above the last segment's page end at or below TRAPFRAME;
 5. the machine has the memory: user memory is mapped from address 0 up, every page of it (a
@@ -259,7 +260,7 @@ def model(data: bytes) -> Verdict:
                            costly=costly)
         if vaddr + memsz > TRAPFRAME:
             return Verdict(False, f"{seg}: ends above the trapframe", costly=costly)
-        if off + filesz > size:
+        if filesz and off + filesz > size:
             return Verdict(False, f"{seg}: its file bytes run past the end of the file "
                            f"({size:#x})", costly=costly)
         new_end = max(end, vaddr + memsz)
