@@ -4,9 +4,10 @@
 //
 // tests/qemu/test_exec_fuzz.py makes the programs on the host: seeded corruptions of one
 // small, well-formed program, with its own model of what exec must do with each (run it, or
-// return -1 to the old program). They come in packs, files that hold many copies each (fs.img
-// has 200 inodes, and the programs of the build use most of them): a pack is a u32 count, the
-// count's u32 sizes, then the copies one after another, all little endian.
+// return -1 to the old program). They come in packs, files that hold many copies each (so
+// many files would not fit the inodes that fs.img's 200 leave beside the build's programs):
+// a pack is a u32 count, the count's u32 sizes, then the copies one after another, all
+// little endian.
 //
 // For each copy in turn texecall writes it to the file /xNNN (NNN counts the copies of all the
 // packs from 0, so a copy has the same name in the test), execs that in a child of its own, and
@@ -20,10 +21,11 @@
 //
 // A copy that runs garbage may loop, or fork: each child has a watchdog, a second child that
 // sleeps TICKS (30, 3 s, unless -w says otherwise) and then kills it (and is killed itself
-// when the copy ends first), and at the end texecall kills every process above its own pid,
-// as grind does. Last it prints the kernel's free pages before the first copy and after the
-// last (once orphans have been reaped) and "texecall: done N copies". The lines are short:
-// the console is slow.
+// when the copy ends first), and after a copy that hung, and at the end, texecall kills every
+// process above its own pid, as grind does, so that what a copy forked cannot outlive it.
+// Last it prints the kernel's free pages before the first copy and after the last (once
+// orphans have been reaped) and "texecall: done N copies". The lines are short: the console
+// is slow.
 #include "lib/user.h"
 
 namespace {
@@ -34,7 +36,7 @@ constexpr int SETTLE_TICKS = 50;     // for init to reap the strays' orphans
 constexpr int RETURNED = 7700001;    // a child's exit status when its exec returned -1...
 constexpr int BROKEN = 7700002;      // ...and when it returned, but the child's memory changed
 constexpr int DOG_FIRED = 7700003;   // a watchdog's, when it has killed its copy
-int watch_ticks = 30;  // -w: an exec that runs out of memory takes a tenth of the default
+int watch_ticks = 30;                // -w TICKS
 
 // The child's memory, checked after a failed exec: a page's worth of bytes and a word in the
 // bss, a word on the stack and the break must all be as they were.
@@ -44,6 +46,8 @@ volatile unsigned long bss_canary;
 
 unsigned char copy[MAX_COPY];
 int sizes[MAX_COPIES];
+int self_pid = 0;
+int strays = 0;  // processes that copies left behind, killed by sweep_strays()
 
 bool read_all(int fd, void *buf, int n) {
   char *p = static_cast<char *>(buf);
@@ -65,6 +69,28 @@ bool read_all(int fd, void *buf, int n) {
   for (int i = 0; intact && i < static_cast<int>(sizeof(pattern)); i++)
     intact = pattern[i] == static_cast<unsigned char>(i * 7 + 1);
   exit(intact ? RETURNED : BROKEN);
+}
+
+// Kill every process above our own pid (strays that a copy forked), until a pass finds none,
+// and reap our own children. The first pass's kills are counted in strays (a later pass may
+// find the same processes again, as zombies that init has not reaped yet).
+void sweep_strays() {
+  for (bool first = true;; first = false) {
+    int probe = fork();  // the newest pid: nothing we started is above it
+    if (probe == 0) exit(0);
+    if (probe < 0) {
+      printf("texecall: FAIL: no fork for the sweep of strays\n");
+      return;
+    }
+    int found = 0;
+    for (int pid = self_pid + 1; pid < probe; pid++)
+      if (kill(pid) == 0) found++;
+    while (wait(nullptr) >= 0) {
+    }
+    if (first) strays += found;
+    if (found == 0) return;
+    sleep(1);
+  }
 }
 
 // Exec the copy at path in a child, under a watchdog, and print what became of it.
@@ -103,6 +129,7 @@ void try_copy(const char *path, int pack_fd) {
     printf("texecall: %s broken\n", name);
   } else if (status == -1 && fired) {
     printf("texecall: %s hung\n", name);
+    sweep_strays();  // what it forked, before the next copy runs
   } else if (status == -1) {
     printf("texecall: %s killed\n", name);
   } else {
@@ -140,43 +167,24 @@ bool run_pack(const char *path, int *next) {
   return true;
 }
 
-// Kill every process above our own pid (strays that a copy forked), until a pass finds none,
-// and reap our own children. Returns how many there were.
-int sweep_strays(int me) {
-  int strays = 0;
-  for (;;) {
-    int probe = fork();  // the newest pid: nothing we started is above it
-    if (probe == 0) exit(0);
-    if (probe < 0) return strays;
-    int found = 0;
-    for (int pid = me + 1; pid < probe; pid++)
-      if (kill(pid) == 0) found++;
-    while (wait(nullptr) >= 0) {
-    }
-    if (found == 0) return strays;
-    strays += found;
-    sleep(1);
-  }
-}
-
 }  // namespace
 
 int main(int argc, char **argv) {
   int first = 1;
-  if (argc > 2 && strcmp(argv[1], "-w") == 0) {
-    watch_ticks = atoi(argv[2]);
+  if (argc > 1 && strcmp(argv[1], "-w") == 0) {
+    watch_ticks = argc > 2 ? atoi(argv[2]) : 0;
     first = 3;
   }
   if (first >= argc || watch_ticks <= 0) usage_exit("texecall [-w TICKS] PACK...\n");
   for (int i = 0; i < static_cast<int>(sizeof(pattern)); i++)
     pattern[i] = static_cast<unsigned char>(i * 7 + 1);
   bss_canary = CANARY;
-  int me = getpid();
+  self_pid = getpid();
   long before = free_pages();
   int copies = 0;
   bool ok = true;
   for (int i = first; ok && i < argc; i++) ok = run_pack(argv[i], &copies);
-  int strays = sweep_strays(me);
+  sweep_strays();
   if (strays > 0) printf("texecall: %d stray processes killed\n", strays);
   long after = free_pages();
   for (int waited = 0; after != before && waited < SETTLE_TICKS; waited += 2) {
