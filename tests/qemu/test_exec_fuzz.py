@@ -77,9 +77,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from tern.host import image_with
 from tern.machine import PANIC, TRAP, Machine, timeout_scale
 from tern.profile_props import seed_from_env
-from test_profile_json import image_with
 
 COPIES = 250
 PACK_BYTES = 200 * 1024  # a pack file, under the 268 KiB a file may hold

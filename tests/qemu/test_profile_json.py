@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import random
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -37,31 +36,12 @@ import pytest
 from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
-from tern.machine import REPO, Machine
+from tern.host import PROGRAMS, image_with
+from tern.machine import Machine
 from tern.profile_props import (BOTTOM, DESCEND, document_problems, hostile_names, name_problems,
                                 parse_openings, seed_from_env, symbol_bytes)
 
-USER = REPO / "build" / "user"
 RUN_TIMEOUT = 120
-
-def image_with(tmp: Path, replaced: dict[str, bytes], blocks: int | None = None) -> Path:
-    """A copy of fs.img's contents, built with mkfs, with some programs replaced or added
-    (and `blocks` blocks in all, if given)."""
-    progs = sorted(p for p in USER.glob("_*") if "." not in p.name and p.name[1:] not in replaced)
-    extra = []
-    for name, data in replaced.items():
-        path = tmp / f"_{name}"
-        path.write_bytes(data)
-        extra.append(path)
-    image = tmp / "fs.img"
-    readme = REPO / "build" / "README"
-    size = ["-s", str(blocks)] if blocks else []
-    result = subprocess.run([str(REPO / "mkfs" / "mkfs"), *size, str(image), str(readme),
-                             *map(str, progs), *map(str, extra)],
-                            capture_output=True, text=True, timeout=60)
-    assert result.returncode == 0, f"mkfs failed: {result.stderr}"
-    return image
-
 
 def rewrite_names(program: bytes, names: dict[bytes, bytes]) -> bytes:
     """The program with each old name replaced by a new one of the same length, in every
@@ -93,7 +73,7 @@ def test_long_escaped_names_at_full_depth(tmp_path: Path, cpus: int, names: str)
     if names == "bytes":
         rng = random.Random(seed_from_env("PROFILE_NAMES_SEED"))
         hostile = hostile_names(rng)
-        program = rewrite_names((USER / "_pnames").read_bytes(), dict(zip(long_names, hostile)))
+        program = rewrite_names((PROGRAMS / "_pnames").read_bytes(), dict(zip(long_names, hostile)))
         image = image_with(tmp_path, {"pnames": program})
         long_names = list(hostile)
     export_image = tmp_path / "export.img"

@@ -41,9 +41,9 @@ from typing import Callable
 from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
+from tern.host import PROGRAMS, image_with
 from tern.machine import Machine, timeout_scale
 from tern.profile_props import CUT_MARK, seed_from_env, symbol_bytes
-from test_profile_json import USER, image_with
 
 COPIES = 20  # a round: with init, the shell and the commands typed, within its 32 programs
 ROUNDS = 2
@@ -311,7 +311,7 @@ def test_corrupt_symbol_tables(tmp_path: Path) -> None:
     rng = random.Random(seed)
     bases = {}
     for program in ("spin", "sleep"):
-        ours = (USER / f"_{program}").read_bytes()
+        ours = (PROGRAMS / f"_{program}").read_bytes()
         assert ours.count(SORTED + b"\0") == 1, f"{program} has no .symtab.sorted to hide"
         bases[program] = (ours, ours.replace(SORTED + b"\0", HIDDEN + b"\0"))
     copies: dict[str, bytes] = {}

@@ -3,15 +3,20 @@
 A test should not hard-code the README's word count or the list of programs: both change
 whenever someone edits the README or adds a program. Instead it compares the machine's
 answer with the same computation done here on the very files mkfs copied into the image.
+A test that needs programs fs.img does not have makes an image of its own the same way
+(image_with()).
 """
 
 from __future__ import annotations
 
+import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from tern.machine import REPO
 
 BUILD = REPO / "build"
+PROGRAMS = BUILD / "user"  # _NAME in here is /NAME in fs.img
 
 
 def image_file(name: str) -> bytes:
@@ -19,7 +24,27 @@ def image_file(name: str) -> bytes:
     if name == "README":
         copied = BUILD / "README"
         return (copied if copied.exists() else REPO / "README.md").read_bytes()
-    return (BUILD / "user" / f"_{name}").read_bytes()
+    return (PROGRAMS / f"_{name}").read_bytes()
+
+
+def image_with(tmp: Path, replaced: dict[str, bytes], blocks: int | None = None) -> Path:
+    """tmp/fs.img: a disk image of fs.img's files, made by mkfs as the Makefile makes fs.img,
+    with some programs replaced or added (name -> the bytes of /name), and `blocks` blocks of
+    1 KiB in all if given."""
+    progs = sorted(p for p in PROGRAMS.glob("_*")
+                   if "." not in p.name and p.name[1:] not in replaced)
+    extra = []
+    for name, data in replaced.items():
+        path = tmp / f"_{name}"
+        path.write_bytes(data)
+        extra.append(path)
+    image = tmp / "fs.img"
+    size = ["-s", str(blocks)] if blocks else []
+    result = subprocess.run([str(REPO / "mkfs" / "mkfs"), *size, str(image),
+                             str(BUILD / "README"), *map(str, progs), *map(str, extra)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, f"mkfs failed: {result.stderr}"
+    return image
 
 
 def readme_text() -> str:
