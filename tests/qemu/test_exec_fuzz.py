@@ -65,6 +65,9 @@ the first copy and after the last; and the run was meaningful: at least MIN_ACCE
 ran, MIN_EXIT_42 of them to status 42, and MIN_REFUSED were refused. A tally of verdicts per
 kind of corruption is printed. The seed is printed; EXECFUZZ_SEED=N replays a run, and a
 failure names each copy that disagreed, its corruptions, the model's verdict and the kernel's.
+
+The seeded copies seldom loop or fork, so a second test hands texecall copies that do: each
+must be named as hung, and what one forked must be killed, with no page lost.
 """
 
 from __future__ import annotations
@@ -600,3 +603,36 @@ def test_exec_fuzz(boot, tmp_path: Path) -> None:
     print(f"{len(copies)} copies: {dict(every)}")
     assert accepted >= MIN_ACCEPTED and every["exit 42"] >= MIN_EXIT_42 and \
         every["refused"] >= MIN_REFUSED, f"too few of a kind to mean much: {dict(every)}; {tell}"
+
+
+J_SELF = 0x0000006F  # jal x0, 0: a loop of one instruction
+SYS_FORK = 1  # kern/abi/syscalls.def
+HANG_TICKS = 5  # texecall's watchdog here: half a second
+
+
+def test_hangs_are_named_and_strays_killed(boot, tmp_path: Path) -> None:
+    """texecall's own promises, which the fuzzer's copies seldom reach: a copy that loops is
+    named as hung when its watchdog fires; what a copy forked before it looped is killed, not
+    left spinning; the copies after them run as before; and no page is lost."""
+    base = base_program()
+
+    def with_code(*words: int) -> bytes:
+        data = bytearray(base)
+        struct.pack_into(f"<{len(words)}I", data, CODE_AT, *words)
+        return bytes(data)
+
+    programs = [base, with_code(J_SELF), with_code(addi(A7, 0, SYS_FORK), ECALL, J_SELF), base]
+    expected = {"x000": f"exit {STATUS}", "x001": "hung", "x002": "hung", "x003": f"exit {STATUS}"}
+    files = packs([Copy(f"x{i:03d}", p, [], [], Verdict(True, "")) for i, p in enumerate(programs)])
+    image = image_with(tmp_path, files, blocks=IMAGE_BLOCKS)
+    with Machine(3, name="test_exec_fuzz.hangs", image=image) as m:
+        boot.machines.append(m)
+        m.boot()
+        watch = max(HANG_TICKS, round(HANG_TICKS * timeout_scale()))
+        out = m.run(f"texecall -w {watch} {' '.join(files)}", timeout=RUN_TIMEOUT,
+                    failures=(PANIC, TRAP), quiet=60)
+        m.assert_no_failures()
+    assert dict(LINE.findall(out)) == expected, f"texecall said:\n{out}"
+    assert "texecall: 1 stray processes killed" in out, f"the forked loop was not killed:\n{out}"
+    pages = re.search(r"texecall: free pages before (\d+) after (\d+)", out)
+    assert pages and pages[1] == pages[2], f"pages lost: {out}"
