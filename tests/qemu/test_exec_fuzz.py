@@ -106,7 +106,7 @@ EM_RISCV = 243
 PT_LOAD = 1
 PT_GNU_STACK = 0x6474E551
 PF_X, PF_W, PF_R = 1, 2, 4
-SYS_EXIT = 2  # kern/abi/syscalls.def
+SYS_FORK, SYS_EXIT = 1, 2  # kern/abi/syscalls.def
 
 EHDR = struct.Struct("<4sBBBBBxxxxxxxHHIQQQIHHHHHH")  # the ELF64 header
 PHDR = struct.Struct("<IIQQQQQQ")
@@ -215,9 +215,7 @@ class Verdict:
     outcome: str = ""  # for an accepted copy: "exit N", "killed" or "any"
     costly: bool = False  # exec tries to take all memory before it refuses
 
-    def __str__(self) -> str:
-        if self.accept is None:
-            return f"either ({self.why})"
+    def __str__(self) -> str:  # of a copy made: never of an undecided verdict
         if self.accept:
             return f"accept, then {self.outcome}" + (f" ({self.why})" if self.why else "")
         return f"refuse: {self.why}"
@@ -528,8 +526,8 @@ def make_copies(rng: random.Random, count: int) -> list[Copy]:
     return copies
 
 
-def packs(copies: list[Copy]) -> dict[str, bytes]:
-    """The copies in pack files (user/tests/texecall.cc): a count, the sizes, the bytes."""
+def packs(programs: list[bytes]) -> dict[str, bytes]:
+    """The programs in pack files (user/tests/texecall.cc): a count, the sizes, the bytes."""
     out: dict[str, bytes] = {}
     group: list[bytes] = []
 
@@ -538,17 +536,35 @@ def packs(copies: list[Copy]) -> dict[str, bytes]:
                                                *map(len, group)) + b"".join(group))
         group.clear()
 
-    for c in copies:
-        if group and sum(map(len, group)) + len(c.data) > PACK_BYTES:
+    for data in programs:
+        if group and sum(map(len, group)) + len(data) > PACK_BYTES:
             close()
-        group.append(c.data)
+        group.append(data)
     close()
+    return out
+
+
+def run_texecall(boot, tmp_path: Path, programs: list[bytes], ticks: int, name: str) -> str:
+    """What `texecall -w TICKS` (ticks scaled like every timeout) says of `programs`, run as
+    x000, x001, ... on a three-hart machine of its own, which must neither panic nor trap in
+    the kernel, and must still answer afterwards."""
+    files = packs(programs)
+    image = image_with(tmp_path, files, blocks=IMAGE_BLOCKS)
+    with Machine(3, name=name, image=image) as m:
+        boot.machines.append(m)  # its console saved if the test fails
+        m.boot()
+        watch = max(ticks, round(ticks * timeout_scale()))
+        out = m.run(f"texecall -w {watch} {' '.join(files)}", timeout=RUN_TIMEOUT,
+                    failures=(PANIC, TRAP), quiet=60)
+        m.assert_no_failures()
+        assert m.run("echo still alive").strip() == "still alive"
     return out
 
 
 # --- The test -------------------------------------------------------------------------------
 
 LINE = re.compile(r"texecall: (x\d{3}) (returned|broken|hung|killed|exit -?\d+)\s*$", re.M)
+PAGES = re.compile(r"texecall: free pages before (\d+) after (\d+)")
 
 
 def agrees(verdict: Verdict, got: str) -> bool:
@@ -567,16 +583,7 @@ def test_exec_fuzz(boot, tmp_path: Path) -> None:
     copies = make_copies(random.Random(seed), COPIES)
     for c in copies:  # shown with a failure
         print(f"{c.name}: {'; '.join(c.notes)} -> {c.verdict}")
-    files = packs(copies)
-    image = image_with(tmp_path, files, blocks=IMAGE_BLOCKS)
-    with Machine(3, name="test_exec_fuzz", image=image) as m:
-        boot.machines.append(m)  # its console saved if the test fails
-        m.boot()
-        watch = max(WATCH_TICKS, round(WATCH_TICKS * timeout_scale()))
-        out = m.run(f"texecall -w {watch} {' '.join(files)}", timeout=RUN_TIMEOUT,
-                    failures=(PANIC, TRAP), quiet=60)
-        m.assert_no_failures()
-        assert m.run("echo still alive").strip() == "still alive"
+    out = run_texecall(boot, tmp_path, [c.data for c in copies], WATCH_TICKS, "test_exec_fuzz")
     tell = f"EXECFUZZ_SEED={seed}"
     assert "FAIL" not in out, f"texecall failed:\n{out[-2000:]}\n{tell}"
     assert f"texecall: done {len(copies)} copies" in out, f"texecall did not finish:\n" \
@@ -596,7 +603,7 @@ def test_exec_fuzz(boot, tmp_path: Path) -> None:
         print(f"  {kind:16} " + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
     assert not wrong, f"{len(wrong)} copies disagree with the model ({tell}):\n" + \
         "\n".join(wrong[:20])
-    pages = re.search(r"texecall: free pages before (\d+) after (\d+)", out)
+    pages = PAGES.search(out)
     assert pages and pages[1] == pages[2], f"pages lost: {pages and pages.group(0)}; {tell}"
     every = Counter(category(got[c.name]) for c in copies)
     accepted = len(copies) - every["refused"]
@@ -606,7 +613,6 @@ def test_exec_fuzz(boot, tmp_path: Path) -> None:
 
 
 J_SELF = 0x0000006F  # jal x0, 0: a loop of one instruction
-SYS_FORK = 1  # kern/abi/syscalls.def
 HANG_TICKS = 5  # texecall's watchdog here: half a second
 
 
@@ -623,16 +629,8 @@ def test_hangs_are_named_and_strays_killed(boot, tmp_path: Path) -> None:
 
     programs = [base, with_code(J_SELF), with_code(addi(A7, 0, SYS_FORK), ECALL, J_SELF), base]
     expected = {"x000": f"exit {STATUS}", "x001": "hung", "x002": "hung", "x003": f"exit {STATUS}"}
-    files = packs([Copy(f"x{i:03d}", p, [], [], Verdict(True, "")) for i, p in enumerate(programs)])
-    image = image_with(tmp_path, files, blocks=IMAGE_BLOCKS)
-    with Machine(3, name="test_exec_fuzz.hangs", image=image) as m:
-        boot.machines.append(m)
-        m.boot()
-        watch = max(HANG_TICKS, round(HANG_TICKS * timeout_scale()))
-        out = m.run(f"texecall -w {watch} {' '.join(files)}", timeout=RUN_TIMEOUT,
-                    failures=(PANIC, TRAP), quiet=60)
-        m.assert_no_failures()
+    out = run_texecall(boot, tmp_path, programs, HANG_TICKS, "test_exec_fuzz.hangs")
     assert dict(LINE.findall(out)) == expected, f"texecall said:\n{out}"
     assert "texecall: 1 stray processes killed" in out, f"the forked loop was not killed:\n{out}"
-    pages = re.search(r"texecall: free pages before (\d+) after (\d+)", out)
+    pages = PAGES.search(out)
     assert pages and pages[1] == pages[2], f"pages lost: {out}"
