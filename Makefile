@@ -221,27 +221,32 @@ deps: ## install every package the project uses (make qemu and make test do it t
 deps-check: deps-test
 
 # --- Tests -----------------------------------------------------------------------------------
-# The pytest suites run on TEST_JOBS pytest-xdist workers (two by default, one per core of
-# the machines this is tested on; TEST_JOBS=1 runs them one after another), and the host
-# tests compile TEST_JOBS files at a time. Each worker boots its own machines; tests that share
-# an expensive fixture, such as a lab's starter tree, are kept on one worker by an
-# xdist_group mark (the loadgroup distribution). The tests of the profile tools run in the
-# same pytest as the QEMU tests, so that the workers fill their gaps with them.
-TEST_JOBS ?= 2
+# The pytest suites run on TEST_JOBS pytest-xdist workers (TEST_JOBS=1 runs them one after
+# another), and the build and the host tests compile TEST_JOBS files at a time. The default is
+# one worker more than the machine has cores: a worker whose test waits for a hang to show, a
+# sleep or a timeout leaves its core to the others. Each worker boots its own machines; tests
+# that share an expensive fixture, such as a lab's starter tree, are kept on one worker by an
+# xdist_group mark (the loadgroup distribution). After the GoogleTest tests, one pytest runs
+# all the rest: the host tests, the profile tools' tests, the QEMU suite (with the bench's
+# smoke pass, tests/qemu/test_bench_smoke.py), the grader's and the labs', so that the
+# workers fill their gaps with one another's tests.
+NCORES := $(shell nproc 2>/dev/null || echo 1)
+TEST_JOBS ?= $(shell echo $$(($(NCORES) + 1)))
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 # The tests' build compiles TEST_JOBS files at a time too: a fresh clone builds in 20 s
 # instead of 30 s on two cores. Under `make -jN test` the second makes share the outer
 # make's N jobs instead (a -j of their own would leave its job server, with a warning).
 SUB_JOBS = $(if $(filter -j%,$(MFLAGS)),,-j$(TEST_JOBS))
 test test-host: BUILD_JOBS = $(SUB_JOBS)
+# What the host tests are told when they run outside tests/host/Makefile (as its `run` does).
+HOST_TEST_ENV = MKFS=$(CURDIR)/build/host/mkfs JSON_SAMPLE=$(CURDIR)/build/host/json_sample.json
 
-test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=2]
+test: deps-test ## install what the tests need if missing, then run every test [TEST_JOBS=N]
 	@$(MAKE) --no-print-directory format-check
 	$(BUILD_AFTER_DEPS)
-	$(MAKE) $(SUB_JOBS) -C tests/host run PYTEST_PARALLEL='$(TEST_PARALLEL)'
-	$(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/tools tests/qemu tests/grader labs \
-		$(PYTEST_ARGS)
-	$(MAKE) bench-smoke
+	$(MAKE) $(SUB_JOBS) -C tests/host unit
+	$(HOST_TEST_ENV) $(PYTHON) -m pytest -q -rfEs $(TEST_PARALLEL) tests/host tests/tools \
+		tests/qemu tests/grader labs $(PYTEST_ARGS)
 
 # The tests that need no QEMU suite: tests/host and tests/tools (some of those boot the system
 # once), for a quick check of the host tools.
