@@ -230,8 +230,13 @@ deps-check: deps-test
 # all the rest: the host tests, the profile tools' tests, the QEMU suite (with the bench's
 # smoke pass, tests/qemu/test_bench_smoke.py), the grader's and the labs', so that the
 # workers fill their gaps with one another's tests.
-NCORES := $(shell nproc 2>/dev/null || echo 1)
-TEST_JOBS ?= $(shell echo $$(($(NCORES) + 1)))
+# The cores this make may use, counted as the grader counts them (its CPU affinity, no more
+# than its cgroup's quota: usable_cores() in tools/tern/grade/grader.py), or nproc's count
+# where Debian's python3 is not installed yet. Asked once, when first used.
+NCORES = $(eval NCORES := $(shell /usr/bin/python3 -c 'import sys; sys.path.insert(0, "tools"); \
+	from tern.grade.grader import usable_cores; print(usable_cores())' 2>/dev/null \
+	|| nproc 2>/dev/null || echo 1))$(NCORES)
+TEST_JOBS ?= $(eval TEST_JOBS := $(shell echo $$(($(NCORES) + 1))))$(TEST_JOBS)
 TEST_PARALLEL = $(if $(filter-out 1,$(TEST_JOBS)),-n $(TEST_JOBS) --dist loadgroup,-p no:xdist)
 # The tests' build compiles TEST_JOBS files at a time too: a fresh clone builds in 20 s
 # instead of 30 s on two cores. Under `make -jN test` the second makes share the outer
