@@ -153,9 +153,9 @@ void test_oompaths() {
     long free_bytes = before * static_cast<long>(PAGE);
     CHECK(grown > free_bytes * 3 / 4, "only %ld bytes could be allocated of the %ld free", grown,
           free_bytes);
-    // sbrk of one page can fail with a page or two still free, when the page would also
-    // need page-table pages; pipes, one page each, take what is left. (/proc/meminfo cannot
-    // tell: reading it takes a page too.) The pipe that fails is the one made with no free
+    // sbrk of one page can fail with a page still free, when it would also need a new
+    // page-table page; pipes, one page each, take what is left. (/proc/meminfo cannot tell:
+    // reading it takes a page too.) The pipe that fails is the one made with no free
     // memory, and it must fail cleanly: no descriptor left behind, and again if retried.
     int spare[2 * MAX_SPARE_PIPES];
     int nspare = 0;
