@@ -1,6 +1,7 @@
 #!/bin/sh
 ''''exec "$("$(dirname "$0")/../tools/find-python")" "$0" "$@" # '''
-"""Benchmark figures for tern: `make bench` (and `make bench-smoke`, which `make test` runs).
+"""Benchmark figures for tern: `make bench` (and `make bench-smoke`; `make test` runs the same
+pass, tests/qemu/test_bench_smoke.py).
 
     tools/bench [--smoke] [--runs N] [--only GROUP,...] [--no-build] [--readme FILE]
 
