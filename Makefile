@@ -230,7 +230,7 @@ deps-check: deps-test
 # all the rest: the host tests, the profile tools' tests, the QEMU suite (with the bench's
 # smoke pass, tests/qemu/test_bench_smoke.py), the grader's and the labs', so that the
 # workers fill their gaps with one another's tests.
-# The cores this make may use, counted as the grader counts them (its CPU affinity, no more
+# The cores available to make, counted as the grader counts them (its CPU affinity, no more
 # than its cgroup's quota: usable_cores() in tools/tern/grade/grader.py), or nproc's count
 # where Debian's python3 is not installed yet. Asked once, when first used.
 NCORES = $(eval NCORES := $(shell /usr/bin/python3 -c 'import sys; sys.path.insert(0, "tools"); \
