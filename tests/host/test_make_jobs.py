@@ -1,12 +1,14 @@
-"""How many jobs `make test` gives the makes it starts: TEST_JOBS when typed alone, and the
-outer make's own job server under `make -jN test`, without make's "-jN forced in submake"
-warning (a second make with a -j of its own leaves the job server)."""
+"""How many jobs `make test` gives the makes it starts: TEST_JOBS when typed alone (by default
+one more than the usable cores), and the outer make's own job server under `make -jN test`,
+without make's "-jN forced in submake" warning (a second make with a -j of its own leaves the
+job server)."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,3 +41,17 @@ def test_under_make_j_they_share_its_jobs_without_a_warning() -> None:
     lines = second_makes(run.stdout)
     assert len(lines) == 2, lines
     assert not any(re.search(r" -j\d", line) for line in lines), lines
+
+
+def test_by_default_one_job_more_than_usable_cores() -> None:
+    """TEST_JOBS defaults to the cores the grader would count (affinity, cgroup quota) plus one:
+    a worker that waits on a hang or a timeout leaves its core to the others."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    from tern.grade.grader import usable_cores
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("TEST_JOBS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    run = subprocess.run(["make", "--no-print-directory", "-n", "test-host"], cwd=ROOT, text=True,
+                         env=env, capture_output=True, check=True, timeout=120)
+    jobs = usable_cores() + 1
+    lines = second_makes(run.stdout)
+    assert len(lines) == 2 and all(f" -j{jobs} " in line for line in lines), (jobs, lines)
