@@ -15,8 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def dry_run(*args: str) -> subprocess.CompletedProcess[str]:
-    """`make -n ARGS` as typed at a shell, not as a sub-make of the `make test` running this."""
-    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    """`make -n ARGS` as typed at a shell, not as a sub-make of the `make test` running this
+    (nor with a TEST_JOBS of the caller's: ARGS may set one)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "TEST_JOBS")}
     return subprocess.run(["make", "--no-print-directory", "-n", *args], cwd=ROOT, text=True,
                           env=env, capture_output=True, check=True, timeout=120)
 
@@ -48,10 +50,6 @@ def test_by_default_one_job_more_than_usable_cores() -> None:
     a worker that waits on a hang or a timeout leaves its core to the others."""
     sys.path.insert(0, str(ROOT / "tools"))
     from tern.grade.grader import usable_cores
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("TEST_JOBS", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
-    run = subprocess.run(["make", "--no-print-directory", "-n", "test-host"], cwd=ROOT, text=True,
-                         env=env, capture_output=True, check=True, timeout=120)
     jobs = usable_cores() + 1
-    lines = second_makes(run.stdout)
+    lines = second_makes(dry_run("test-host").stdout)
     assert len(lines) == 2 and all(f" -j{jobs} " in line for line in lines), (jobs, lines)
