@@ -131,8 +131,8 @@ namespace {
 
 constexpr int MAX_SPARE_PIPES = 4;  // more than the page-table pages one sbrk can need
 
-// Grows this process's heap until sbrk fails, with no page or very few left. Returns the
-// bytes grown.
+// Grows this process's heap until sbrk fails, with at most one page left (see test_oompaths).
+// Returns the bytes grown.
 long eat_all_memory() {
   long grown = 0;
   for (int step = 1 << 20; step >= static_cast<int>(PAGE); step /= 16) {
