@@ -59,15 +59,18 @@ def test_snprintf_cuts_and_counts(shared: Machine) -> None:
 
 
 # The programs that answer a command line they cannot take with a usage line: how many arguments
-# each takes at the least and at the most (None: any number), and first arguments it refuses.
+# each takes at the least and at the most (None: any number), and first arguments it refuses
+# (durations among them: seconds with at most one decimal, tenths() in user/lib/ulib.cc).
 USAGE_PROGRAMS: dict[str, tuple[int, int | None, list[str]]] = {
-    "labnofp": (0, 1, ["-1"]), "labret": (0, 1, ["-2"]), "labstart": (0, 1, ["61", "-1"]),
+    "labnofp": (0, 1, ["-1"]), "labret": (0, 1, ["-2", "0.25", "x"]),
+    "labstart": (0, 1, ["61", "60.1", "-1", ".5"]),
     "labwords": (0, 2, ["-1"]), "labforks": (1, 3, ["0", "9"]), "pbench": (1, 2, ["1", "0"]),
     "expcopy": (1, 2, []),
     "grep": (1, None, []), "halt": (0, 0, []), "kill": (1, None, []), "ln": (2, 2, []),
     "mkdir": (1, None, []), "pstatus": (1, None, []), "rm": (1, None, []),
     "bytewise": (0, 1, ["0", "257", "-8"]), "crc": (0, 1, ["0", "1025", "-1"]),
-    "psys": (0, 1, ["-1"]), "spin": (0, 1, []), "crashwork": (0, 2, ["x"]),
+    "psys": (0, 1, ["-1"]), "spin": (0, 1, ["x", "-1", "1.", "0.3s", "1234567"]),
+    "crashwork": (0, 2, ["x"]),
     "pbadfp": (1, 2, ["nowhere"]), "pdeep": (1, 2, ["0", "101"]), "plong": (0, 1, ["-1"]),
     "pnames": (1, 2, ["0", "101"]), "pstall": (2, 3, ["0"]),
     "profrace": (0, 3, []), "pfollow": (0, 0, []), "bsys": (1, None, []), "tbadarg": (0, 0, []),

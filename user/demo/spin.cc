@@ -1,7 +1,7 @@
 // spin: burns CPU time in a known call chain, for trying out the profiler.
 //
 //   spin       runs until killed
-//   spin N     stops after about N seconds
+//   spin N     stops after about N seconds (tenths allowed: `spin 0.3`)
 //
 // The work is split over main -> outer -> middle -> hot, each a real function (never
 // inlined) that does some arithmetic of its own, so a sampling profiler should find all four
@@ -44,9 +44,10 @@ __attribute__((noinline, noclone)) unsigned long outer(unsigned long seed) {
 }  // extern "C"
 
 int main(int argc, char **argv) {
-  if (argc > 2) usage_exit("spin [SECONDS]\n");
   bool forever = argc < 2;
-  int deadline = forever ? 0 : uptime() + 10 * atoi(argv[1]);  // uptime counts 100 ms ticks
+  int ticks = forever ? 0 : tenths(argv[1]);  // uptime counts 100 ms ticks
+  if (argc > 2 || ticks < 0) usage_exit("spin [SECONDS]   (such as 2 or 0.3)\n");
+  int deadline = uptime() + ticks;
 
   unsigned long x = getpid();
   while (forever || uptime() < deadline) {

@@ -1,5 +1,5 @@
-// Small helpers built on the system calls: numbers from text, reading a line, stat by path,
-// and where spin_until (user.h) leaves its values.
+// Small helpers built on the system calls: numbers and durations from text, reading a line,
+// stat by path, and where spin_until (user.h) leaves its values.
 #include "user.h"
 
 extern "C" {
@@ -15,6 +15,21 @@ int atoi(const char *s) {
   int n = 0;
   while (*s >= '0' && *s <= '9') n = n * 10 + (*s++ - '0');
   return negative ? -n : n;
+}
+
+int tenths(const char *s) {
+  int n = 0, digits = 0;
+  for (; *s >= '0' && *s <= '9'; s++, digits++) {
+    if (digits == 6) return -1;
+    n = n * 10 + (*s - '0');
+  }
+  n *= 10;
+  if (*s == '.') {
+    if (s[1] < '0' || s[1] > '9') return -1;
+    n += s[1] - '0';
+    s += 2;
+  }
+  return digits > 0 && *s == '\0' ? n : -1;
 }
 
 // Reads from fd 0 one byte at a time, because the console delivers a line at a time and a

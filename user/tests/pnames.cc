@@ -1,6 +1,7 @@
 // pnames: a deep call stack of functions with long non-ASCII names, for the profiler.
 //
-//   pnames N [SECONDS]    recurse N frames deep, then spin at the bottom (2 seconds by default)
+//   pnames N [SECONDS]    recurse N frames deep, then spin at the bottom (2 seconds by default,
+//                         tenths allowed: 0.3)
 //
 // Like pdeep, but the two functions have long UTF-8 names, and /proc/profile escapes every
 // byte of them that is not ASCII as six bytes (\u00XX):
@@ -56,11 +57,11 @@ descenso_ñññññññññññññññññññññññññññññññññññ�
 
 int main(int argc, char **argv) {
   int depth = argc > 1 ? atoi(argv[1]) : 0;
-  int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0)
+  int ticks = argc > 2 ? tenths(argv[2]) : 20;  // uptime counts 100 ms ticks
+  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || ticks < 0)
     usage_exit("pnames N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
   sink = descenso_ññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññññ(
-      depth, uptime() + 10 * seconds);
+      depth, uptime() + ticks);
   printf("pnames: done\n");
   return 0;
 }

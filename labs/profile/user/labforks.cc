@@ -1,8 +1,8 @@
 // labforks: a program that forks children which do the work, for `profile run` to follow.
 //
-//   labforks [-w] N [SECONDS]   fork N children (1..8), each spinning SECONDS (1 by default)
-//                               in child_work() before it exits, while the parent spins
-//                               in parent_work(); then wait for them
+//   labforks [-w] N [SECONDS]   fork N children (1..8), each spinning SECONDS (1 by default,
+//                               tenths allowed: 0.3) in child_work() before it exits, while
+//                               the parent spins in parent_work(); then wait for them
 //
 // It prints `labforks: children P1 P2 ...` once it has forked them all, and `labforks:
 // done` at the end. `profile run labforks 2` must find child_work() in the children's
@@ -54,9 +54,9 @@ int main(int argc, char **argv) {
   bool wait_first = argc > 1 && strcmp(argv[1], "-w") == 0;
   if (wait_first) arg++;
   int n = argc > arg ? atoi(argv[arg]) : 0;
-  int seconds = argc > arg + 1 ? atoi(argv[arg + 1]) : 1;
-  if (argc < arg + 1 || argc > arg + 2 || n < 1 || n > MAX_CHILDREN || seconds < 1 || seconds > 60)
-    usage_exit("labforks [-w] N [SECONDS]   (N from 1 to %d, SECONDS from 1 to 60)\n",
+  int ticks = argc > arg + 1 ? tenths(argv[arg + 1]) : 10;  // uptime counts 100 ms ticks
+  if (argc < arg + 1 || argc > arg + 2 || n < 1 || n > MAX_CHILDREN || ticks < 1 || ticks > 600)
+    usage_exit("labforks [-w] N [SECONDS]   (N from 1 to %d, SECONDS from 0.1 to 60)\n",
                MAX_CHILDREN);
 
   if (wait_first) {
@@ -69,7 +69,7 @@ int main(int argc, char **argv) {
       sleep(1);
     }
   }
-  int deadline = uptime() + seconds * 10;  // uptime counts 100 ms ticks
+  int deadline = uptime() + ticks;
   int pids[MAX_CHILDREN];
   for (int i = 0; i < n; i++) {
     pids[i] = fork();

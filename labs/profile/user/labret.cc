@@ -1,6 +1,7 @@
 // labret: a call that is the last instruction of its function, for the profiler to name.
 //
-//   labret [SECONDS]     spin for SECONDS (1 by default) inside finish(), then exit
+//   labret [SECONDS]     spin for SECONDS (1 by default, tenths allowed: 0.3) inside finish(),
+//                        then exit
 //
 // main calls ends_in_call(), which calls finish(), which spins and then exits. Neither
 // finish() nor exit() returns, so the compiler ends ends_in_call() with the call itself:
@@ -44,8 +45,8 @@ __attribute__((noinline)) unsigned long after_the_call(unsigned long x) { return
 }  // extern "C"
 
 int main(int argc, char **argv) {
-  int seconds = argc > 1 ? atoi(argv[1]) : 1;
-  if (argc > 2 || seconds < 0) usage_exit("labret [SECONDS]\n");
-  sink = after_the_call(static_cast<unsigned long>(seconds));
-  ends_in_call(uptime() + 10 * seconds);
+  int ticks = argc > 1 ? tenths(argv[1]) : 10;  // uptime counts 100 ms ticks
+  if (argc > 2 || ticks < 0) usage_exit("labret [SECONDS]   (such as 1 or 0.3)\n");
+  sink = after_the_call(static_cast<unsigned long>(ticks));
+  ends_in_call(uptime() + ticks);
 }

@@ -1,7 +1,7 @@
 // labstart: a program whose first milliseconds are spent in a function of their own.
 //
-//   labstart [SECONDS]    spin for 40 ms in first_steps(), then SECONDS (1 by default) in
-//                         the_rest(), then exit
+//   labstart [SECONDS]    spin for 40 ms in first_steps(), then SECONDS (1 by default,
+//                         tenths allowed: 0.2) in the_rest(), then exit
 //
 // `profile run labstart` must see first_steps(): sampling is switched on before the
 // command's first instruction, so the samples of its first 40 ms are in the profile. A
@@ -42,17 +42,18 @@ __attribute__((noinline)) unsigned long first_steps(unsigned long start) {
   return busy_until(start, 40 * TIME_TICKS_PER_MS, start | 1);
 }
 
-__attribute__((noinline)) unsigned long the_rest(unsigned long x, int seconds) {
-  return busy_until(rdtime(), static_cast<unsigned long>(seconds) * 1000 * TIME_TICKS_PER_MS, x);
+__attribute__((noinline)) unsigned long the_rest(unsigned long x, int deciseconds) {
+  return busy_until(rdtime(), static_cast<unsigned long>(deciseconds) * 100 * TIME_TICKS_PER_MS, x);
 }
 
 }  // extern "C"
 
 int main(int argc, char **argv) {
   unsigned long start = rdtime();
-  int seconds = argc > 1 ? atoi(argv[1]) : 1;
-  if (argc > 2 || seconds < 0 || seconds > 60) usage_exit("labstart [SECONDS]\n");
-  sink = the_rest(first_steps(start), seconds);
+  int ticks = argc > 1 ? tenths(argv[1]) : 10;
+  if (argc > 2 || ticks < 0 || ticks > 600)
+    usage_exit("labstart [SECONDS]   (0 to 60, such as 0.2)\n");
+  sink = the_rest(first_steps(start), ticks);
   printf("labstart: done\n");
   return 0;
 }
