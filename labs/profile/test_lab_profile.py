@@ -42,7 +42,7 @@ from tern import export_disk
 from tern import jobs
 from tern import profile_check as pc
 from tern.fixtures import SharedMachine
-from tern.machine import PANIC, REPO, TRAP, Machine, MachineError, timeout_scale
+from tern.machine import PANIC, REPO, TRAP, Machine, timeout_scale
 from tern.profile_props import (BOTTOM, DESCEND, document_problems, name_problems, parse_openings,
                                 seed_from_env, symbol_bytes)
 
@@ -50,8 +50,9 @@ SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 # s: the wait for the few samples a test needs at its rate, hundreds of periods even on a
 # host that runs the guest a third of the time; a kernel that takes none fails after it.
 SAMPLES_WINDOW = 10
+POLL = 0.02  # s between two looks at /proc/profstat (`profile status` takes about 10 ms)
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
-RUN_TIMEOUT = 60  # `profile run` of a program of a second or two, with its report
+RUN_TIMEOUT = 60  # `profile run` of a program of a fraction of a second, with its report
 COPY_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
 FILL_TIMEOUT = 240  # filling the sample array (a few seconds on a loaded two-core host)
 FILL_SLEEPERS = 32  # processes asleep while it fills (NPROC is 64)
@@ -138,7 +139,7 @@ def wait_for_samples(m: Machine, at_least: int, within: float = SAMPLES_WINDOW,
             recorded -= int(stat.get("wait samples", "0"))
         if recorded >= at_least or time.monotonic() > deadline:
             return recorded
-        time.sleep(0.1)
+        time.sleep(POLL)
 
 
 def profile_background(m: Machine, cmd: str, min_samples: int) -> int:
@@ -303,7 +304,7 @@ def test_all_mode(shared: Machine) -> None:
         f"{out.strip()!r})")
     try:
         profiling_after(shared, "profile(-1, PROF_ON, 0)", "all", " (prof::all_mode)")
-        assert "spin: done" in shared.run("spin 1", timeout=RUN_TIMEOUT)
+        assert "spin: done" in shared.run("spin 0.3", timeout=RUN_TIMEOUT)
     finally:
         status, out = status_of(shared, "profile all off")
     assert status == 0, (
@@ -312,7 +313,7 @@ def test_all_mode(shared: Machine) -> None:
     stat = profiling_after(shared, "profile(-1, PROF_OFF, 0)", "none")
     recorded = int(stat.get("recorded", "0"))
     assert recorded >= 5, (
-        f"`spin 1`, started while all mode was on, should have been sampled about 100 times; "
+        f"`spin 0.3`, started while all mode was on, should have been sampled about 30 times; "
         f"{recorded} samples were recorded")
     status, out = status_of(shared, "profile all off")
     assert status == 1, (
@@ -394,14 +395,14 @@ class SpinProfile:
 
 @pytest.fixture(scope="module")
 def spin_profile(_shared_holder) -> SpinProfile | str:
-    """spin, profiled by pid at 500 Hz until it has 250 samples: the
+    """spin, profiled by pid at 2000 Hz until it has 250 samples: the
     profile as text and the pid. The shares of spin's functions are checked on these, so
     they must be many: with 46 samples, hot's share once fell below its threshold by chance.
     A failure here is returned, and reported by each test that uses it (spin_of), so that
     it fails on an assertion of its own rather than erring in setup."""
     m = _shared_holder.get()
     try:
-        fresh_profile(m, 500)
+        fresh_profile(m, 2000)
         pid = profile_background(m, "spin", 250)
         return SpinProfile(pid, profile_text(m), m.cpus)
     except AssertionError as err:  # a MachineError is an AssertionError too
@@ -427,7 +428,8 @@ def test_profile_is_valid_json(spin_profile: SpinProfile | str) -> None:
     assert pids == {spin_profile.pid}, (
         f"only spin (pid {spin_profile.pid}) was profiled, but the samples name pids {pids}")
     assert len(samples) >= 10, (
-        f"spin ran for 2 s profiled at 50 Hz, but /proc/profile holds {len(samples)} samples")
+        f"spin was profiled until /proc/profstat counted 250 samples, but /proc/profile holds "
+        f"{len(samples)}")
     assert all(s["tid"] == s["pid"] for s in samples), "tid should equal pid (one thread each)"
     assert spin_profile.text.endswith("]\n"), "/proc/profile should end with `]` and a newline"
 
@@ -541,7 +543,7 @@ def test_symbols_at_return_address(shared: Machine) -> None:
 
 # psys's samples, wait samples among them (it waits for the disk and pipes): on one hart a
 # few percent of them are in kernel mode, so a few hundred give the tests below enough.
-PSYS_RATE, PSYS_SAMPLES = 250, 300
+PSYS_RATE, PSYS_SAMPLES = 1000, 300
 
 
 @dataclass(frozen=True)
@@ -623,6 +625,7 @@ def test_stub_caller_follows_pc(psys_profile: PsysProfile | str) -> None:
 # Samples the two tests of names wait for (taken on the CPU, in all mode): at least 10 of
 # them must be spin's.
 ENOUGH_NAMES = 40
+NAMES_RATE = 500  # Hz
 
 
 def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
@@ -647,7 +650,7 @@ def spin_names_problems(samples: list[pc.Sample], pid: int, what: str) -> None:
 @points(2)
 def test_names_after_clear(shared: Machine) -> None:
     """PROF_CLEAR while a process is profiled: its later samples still name its functions."""
-    fresh_profile(shared, 100)
+    fresh_profile(shared, NAMES_RATE)
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         wait_for_samples(shared, 5)
@@ -661,7 +664,7 @@ def test_names_after_clear(shared: Machine) -> None:
 @points(2)
 def test_names_in_all_mode(shared: Machine) -> None:
     """All mode names a process that was already running when it was switched on."""
-    fresh_profile(shared, 100)
+    fresh_profile(shared, NAMES_RATE)
     with jobs.running(shared, "spin") as pid:
         # After spin's exec: all mode must register the program itself.
         jobs.wait_past_exec(shared, pid, "spin")
@@ -685,43 +688,48 @@ def first_sample(m: Machine) -> pc.Sample:
 
 
 @points(4)
-def test_full_profile(shared: Machine, boot) -> None:
-    """Fill the sample array: the oldest samples stay, and reading it takes linear time."""
-    fresh_profile(shared, 10000)
-    capacity = int(profstat(shared)["capacity"])
+def test_full_profile(boot) -> None:
+    """Fill the sample array: the oldest samples stay, and reading it takes linear time.
+
+    On one hart under -icount: the sleepers that fill the array leave the hart idle, and
+    QEMU (sleep=off) jumps over the time a hart is idle, so the array fills in a fraction of
+    a second of the host's time; and `time` counts instructions, for the cost of reading."""
+    m = boot(1, extra_args=ICOUNT_ARGS)
+    fresh_profile(m, 10000)
+    capacity = int(profstat(m)["capacity"])
     # The first samples: a process profiled alone, then gone before the others start.
-    first_pid = profile_background(shared, "spin", 5)
-    # Then sleepers, in all mode: each gives a wait sample every period, and they leave the
-    # harts idle, so that the array fills in a second or two, cheaply for the host.
-    with jobs.running_all(shared, "sleep 999999", FILL_SLEEPERS):
+    first_pid = profile_background(m, "spin", 5)
+    # Then sleepers, in all mode: each gives a wait sample every period.
+    with jobs.running_all(m, "sleep 999999", FILL_SLEEPERS):
         try:
-            status, out = status_of(shared, "profile all on")
+            status, out = status_of(m, "profile all on")
             assert status == 0, f"`profile all on` failed: {out.strip()!r}"
             limit = FILL_TIMEOUT * timeout_scale()
             deadline = time.monotonic() + limit
-            while int((stat := profstat(shared))["recorded"]) < capacity:
+            while int((stat := profstat(m))["recorded"]) < capacity:
                 assert time.monotonic() < deadline, (
                     f"the sample array did not fill ({capacity} samples) in {limit:.0f} s of "
                     f"sampling {FILL_SLEEPERS} sleeping processes and the shell at 10000 Hz "
                     f"in all mode: {stat}")
-                time.sleep(0.1)
-            # Then more samples than fit: a second or two, unless the counter never moves.
+                time.sleep(POLL)
+            # Then more samples than fit, unless the counter never moves.
             overflow = time.monotonic() + 5 * timeout_scale()
-            while int(profstat(shared)["dropped"]) == 0 and time.monotonic() < overflow:
-                time.sleep(0.1)
+            while int(profstat(m)["dropped"]) == 0 and time.monotonic() < overflow:
+                time.sleep(POLL)
         finally:
-            shared.run("profile all off")
-    stat = profstat(shared)
+            m.run("profile all off")
+    stat = profstat(m)
     assert int(stat["recorded"]) == capacity and int(stat["dropped"]) > 0, (
         f"with the sample array full, samples should be dropped and counted, not stored: "
         f"/proc/profstat says `recorded: {stat['recorded']}`, `dropped: {stat['dropped']}` "
         f"(capacity {capacity})")
-    first = first_sample(shared)
+    first = first_sample(m)
     assert first.get("pid") == first_pid, (
         f"the first sample of a full profile should be the oldest, from pid {first_pid} (the "
         f"first process profiled), but it is from pid {first.get('pid')}: when the array is "
         f"full, new samples must be dropped, never written over old ones")
-    near, far = read_costs(boot)
+    prefix_cost(m, COST_FAR)  # once first, so that both measured reads find names cached
+    near, far = prefix_cost(m, COST_NEAR), prefix_cost(m, COST_FAR)
     assert far <= COST_RATIO * near, (
         f"reading the first {COST_FAR // 1024} KiB of /proc/profile 4096 bytes at a time cost "
         f"{far / near:.1f} times as many instructions as reading the first "
@@ -741,26 +749,6 @@ def prefix_cost(m: Machine, limit: int) -> int:
     return max(1, int(match.group(2)))
 
 
-def read_costs(boot) -> tuple[int, int]:
-    """The cost of reading the first COST_NEAR and COST_FAR bytes of a profile, on a one-hart
-    machine under -icount, where `time` counts instructions. The profile is of wait samples:
-    in all mode, init, the shell and `sleep` each give one every period, and under -icount
-    (sleep=off) QEMU jumps over the time a hart is idle, so they cost the host little."""
-    m = boot(1, extra_args=ICOUNT_ARGS)
-    fresh_profile(m, 10000)
-    status, out = status_of(m, "profile all on")
-    assert status == 0, f"`profile all on` failed: {out.strip()!r}"
-    m.run("sleep 2", timeout=FILL_TIMEOUT)  # 0.2 s of virtual time: 2,000 periods
-    m.run("profile all off")
-    stat = profstat(m)
-    # Over 300 bytes a sample: twice COST_FAR's worth of samples.
-    assert int(stat["recorded"]) >= 2 * COST_FAR // 300, (
-        f"init, the shell and `sleep 2` were profiled at 10000 Hz in all mode, but only "
-        f"{stat['recorded']} samples were recorded: {stat}")
-    prefix_cost(m, COST_FAR)  # once first, so that both measured reads find names cached
-    return prefix_cost(m, COST_NEAR), prefix_cost(m, COST_FAR)
-
-
 # Samples whose names escape to nearly a kilobyte each, 32 frames deep, through a second disk:
 # the console is far too slow for them (see tools/tern/export_disk.py).
 @dataclass(frozen=True)
@@ -772,19 +760,19 @@ class NamesProfile:
 
 @pytest.fixture(scope="module")
 def names_profile(tmp_path_factory: pytest.TempPathFactory) -> NamesProfile:
-    """`pnames 40` (user/tests/pnames.cc) profiled at 40 Hz for a second in all mode, on a
+    """`pnames 40` (user/tests/pnames.cc) profiled at 200 Hz for 0.3 s in all mode, on a
     machine of its own with an export disk. A failure here fails each test that uses it."""
     image = tmp_path_factory.mktemp("export") / "export.img"
     try:
         with Machine(3, name="test_lab_profile.names",
                      extra_args=export_disk.drive_args(image)) as m:
             m.boot()
-            fresh_profile(m, 40)
+            fresh_profile(m, 200)
             status, out = status_of(m, "profile all on")
             assert status == 0, f"`profile all on` failed: {out.strip()!r}; see task 1"
-            out = m.run("pnames 40 1", timeout=RUN_TIMEOUT)
+            out = m.run("pnames 40 0.3", timeout=RUN_TIMEOUT)
             m.run("profile all off")
-            assert "pnames: done" in out, f"pnames 40 1 failed: {out!r}"
+            assert "pnames: done" in out, f"pnames 40 0.3 failed: {out!r}"
             data = export_disk.copy_out(m, image, "/proc/profile")
     except AssertionError as err:  # MachineError is one too
         return NamesProfile(-1, b"", str(err))
@@ -844,7 +832,7 @@ def test_at_most_32_frames_with_stub_caller(names_profile: NamesProfile) -> None
 def test_live_reads_end_with_one_document(shared: Machine) -> None:
     """While a process is sampled, each opening reads one document: nothing after its end."""
     seed = seed_from_env("LAB_READ_SEED")
-    fresh_profile(shared, 20)
+    fresh_profile(shared, 100)
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
         wait_for_samples(shared, 15)
@@ -874,19 +862,20 @@ def profile_run(m: Machine, cmd: str) -> tuple[re.Match[str], str]:
 
 @points(4)
 def test_profile_run_report(shared: Machine) -> None:
-    # 1000 Hz: even on a host that runs the guest a third of the time, hundreds of samples,
-    # so that hot leads middle by far more than chance (31 samples once put middle first).
+    # 1000 Hz: even on a host that runs the guest a third of the time, about a hundred
+    # samples, so that hot leads middle by far more than chance (31 samples once put middle
+    # first).
     fresh_profile(shared, 1000)
-    match, out = profile_run(shared, "spin 1")
-    assert "spin: done" in out, f"`profile run spin 1` should run spin to its end:\n{out}"
+    match, out = profile_run(shared, "spin 0.3")
+    assert "spin: done" in out, f"`profile run spin 0.3` should run spin to its end:\n{out}"
     assert (match.group(2), match.group(3)) == ("spin", "0"), (
         f"spin exits with status 0, but the report line says {match.group(0)!r}")
     top = pc.parse_top(out)
     assert top.samples >= 10, (
-        f"spin ran for a second at 1000 Hz, but its report counts {top.samples} samples: is "
+        f"spin ran for 0.3 s at 1000 Hz, but its report counts {top.samples} samples: is "
         f"sampling switched on for the child (profile(pid, PROF_ON, 0)) before it execs?")
     assert top.rows and (top.rows[0].name, top.rows[0].kernel) == ("hot", False), (
-        f"the report of `profile run spin 1` should name hot first:\n{out}")
+        f"the report of `profile run spin 0.3` should name hot first:\n{out}")
 
 
 START_RATE = 1000  # Hz: labstart's first 40 ms should get about 40 samples
@@ -902,14 +891,14 @@ def test_profile_run_samples_from_the_start(boot) -> None:
     # waited 100 ms would let a `profile run` that switches sampling on late pass.
     m = boot(1, extra_args=ICOUNT_ARGS, ramdisk=True)
     fresh_profile(m, START_RATE)
-    match, out = profile_run(m, "labstart 1")
+    match, out = profile_run(m, "labstart 0.2")
     assert "labstart: done" in out and match.group(3) == "0", (
-        f"`profile run labstart 1` should run labstart to its end:\n{out}")
+        f"`profile run labstart 0.2` should run labstart to its end:\n{out}")
     top = pc.parse_top(out)
     first = sum(r.self_count for r in top.rows if r.name == "first_steps" and not r.kernel)
     rest = sum(r.self_count for r in top.rows if r.name == "the_rest" and not r.kernel)
     assert rest >= 10, (
-        f"labstart spent a second in the_rest() at {START_RATE} Hz, but the report counts "
+        f"labstart spent 0.2 s in the_rest() at {START_RATE} Hz, but the report counts "
         f"{rest} samples there:\n{out}")
     assert first >= 5, (
         f"labstart spends its first 40 ms in first_steps(), about {40 * START_RATE // 1000} "
@@ -922,12 +911,12 @@ def test_profile_run_samples_from_the_start(boot) -> None:
 def test_profile_run_reports_its_process_only(shared: Machine) -> None:
     fresh_profile(shared, 100)
     other = profile_background(shared, "spin", 5)
-    match, out = profile_run(shared, "labret 1")
+    match, out = profile_run(shared, "labret 0.3")
     pid = int(match.group(1))
     top = pc.parse_top(out)
     names = {r.name for r in top.rows}
     assert not names & {"hot", "middle", "outer"}, (
-        f"the report of `profile run labret 1` counts functions of spin (pid {other}), whose "
+        f"the report of `profile run labret 0.3` counts functions of spin (pid {other}), whose "
         f"samples were already in the profile: it should count pid {pid}'s samples only:\n{out}")
     _, samples = cat_profile(shared)
     assert pc.of_pid(samples, other), (
@@ -953,6 +942,7 @@ def test_profile_run_arguments_and_status(shared: Machine) -> None:
         f"{match.group(0)!r}: report the status wait() gives")
 
 
+FOLLOW_RATE = 300  # Hz
 LABFORKS_CHILDREN = re.compile(r"(?m)^labforks: children((?: \d+)+)$")
 
 
@@ -964,17 +954,18 @@ def labforks_children(out: str) -> list[int]:
 
 @points(3)
 def test_profile_run_follows_children(shared: Machine) -> None:
-    # labforks 2 1: two children spin a second in child_work() while the parent spins in
-    # parent_work() (labs/profile/user/labforks.cc).
-    fresh_profile(shared, 100)
-    match, out = profile_run(shared, "labforks 2 1")
+    # labforks 2 0.3: two children spin 0.3 s in child_work() while the parent spins in
+    # parent_work() (labs/profile/user/labforks.cc); at FOLLOW_RATE, about a hundred samples
+    # each.
+    fresh_profile(shared, FOLLOW_RATE)
+    match, out = profile_run(shared, "labforks 2 0.3")
     assert "labforks: done" in out and match.group(3) == "0", (
-        f"`profile run labforks 2 1` should run labforks to its end:\n{out}")
+        f"`profile run labforks 2 0.3` should run labforks to its end:\n{out}")
     root, children = int(match.group(1)), labforks_children(out)
     top = pc.parse_top(out)
     for child in children:
         assert any(r.pid == child and r.name == "child_work" for r in top.rows), (
-            f"the report of `profile run labforks 2 1` has no child_work row of its child "
+            f"the report of `profile run labforks 2 0.3` has no child_work row of its child "
             f"{child}: `profile run` must follow the command's children (profile(pid, "
             f"PROF_FOLLOW, 1) before the go-ahead) and report them with it (top(10, pid, "
             f"true)):\n{out}")
@@ -985,10 +976,10 @@ def test_profile_run_follows_children(shared: Machine) -> None:
     assert any(r.pid == root and r.name == "parent_work" for r in top.rows), (
         f"the report should keep the command's own samples (parent_work of pid {root}):\n{out}")
 
-    fresh_profile(shared, 100)
-    match, out = profile_run(shared, "-n labforks 2 1")
+    fresh_profile(shared, FOLLOW_RATE)
+    match, out = profile_run(shared, "-n labforks 2 0.3")
     assert "labforks: done" in out and match.group(3) == "0", (
-        f"`profile run -n labforks 2 1` should run labforks to its end:\n{out}")
+        f"`profile run -n labforks 2 0.3` should run labforks to its end:\n{out}")
     children = labforks_children(out)
     everyone = pc.parse_top(shared.run("profile top 40"))
     sampled = sorted({r.pid for r in everyone.rows if r.pid in children})
