@@ -69,7 +69,7 @@ USAGE_PROGRAMS: dict[str, tuple[int, int | None, list[str]]] = {
     "grep": (1, None, []), "halt": (0, 0, []), "kill": (1, None, []), "ln": (2, 2, []),
     "mkdir": (1, None, []), "pstatus": (1, None, []), "rm": (1, None, []),
     "bytewise": (0, 1, ["0", "257", "-8"]), "crc": (0, 1, ["0", "1025", "-1"]),
-    "psys": (0, 1, ["-1"]), "spin": (0, 1, ["x", "-1", "1.", "0.3s", "1234567"]),
+    "psys": (0, 1, ["-1", "0.3.1"]), "spin": (0, 1, ["x", "-1", "1.", "0.3s", "1234567"]),
     "crashwork": (0, 2, ["x"]),
     "pbadfp": (1, 2, ["nowhere"]), "pdeep": (1, 2, ["0", "101"]), "plong": (0, 1, ["-1"]),
     "pnames": (1, 2, ["0", "101"]), "pstall": (2, 3, ["0"]),

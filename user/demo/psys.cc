@@ -1,7 +1,8 @@
 // psys: a program that spends its time inside system calls, so that the profiler's samples
 // land in kernel mode.
 //
-//   psys [SECONDS [KIB]]   run for SECONDS (2 by default), then print "psys: done"
+//   psys [SECONDS [KIB]]   run for SECONDS (2 by default, tenths allowed: 0.3), then print
+//                          "psys: done"
 //
 // Each round writes a file of KIB KiB (64 by default, 4 to 256) in 4 KiB writes, reads it
 // back, and then sends 4 KiB through a pipe to itself and reads it out again. All of that is
@@ -75,9 +76,9 @@ __attribute__((noinline)) void pipe_round(int rfd, int wfd) {
 }  // extern "C"
 
 int main(int argc, char **argv) {
-  int seconds = argc > 1 ? atoi(argv[1]) : 2;
+  int ticks = argc > 1 ? tenths(argv[1]) : 20;  // uptime counts 100 ms ticks
   int kib = argc > 2 ? atoi(argv[2]) : 64;
-  if (argc > 3 || seconds < 0 || kib < 4 || kib > MAX_KIB || kib % 4 != 0)
+  if (argc > 3 || ticks < 0 || kib < 4 || kib > MAX_KIB || kib % 4 != 0)
     usage_exit("psys [SECONDS [KIB]]   (KIB: 4 to %d, a multiple of 4)\n", MAX_KIB);
   file_size = kib * 1024;
   for (int i = 0; i < CHUNK; i++) buf[i] = static_cast<char>('a' + i % 26);
@@ -88,7 +89,7 @@ int main(int argc, char **argv) {
   }
   unsigned long start = rdtime();
   unsigned long spent[3] = {};  // time CSR ticks in fill_file, read_file, pipe_round
-  int deadline = uptime() + 10 * seconds;
+  int deadline = uptime() + ticks;
   int rounds = 0;
   while (uptime() < deadline) {
     unsigned long t0 = rdtime();

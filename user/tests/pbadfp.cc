@@ -1,7 +1,7 @@
 // pbadfp: runs with a corrupt frame pointer, to show that the profiler's stack walk survives
 // whatever a user program leaves in s0.
 //
-//   pbadfp KIND [SECONDS]   KIND as below; 2 s default
+//   pbadfp KIND [SECONDS]   KIND as below; 2 s default, tenths allowed (0.5)
 //
 // The profiler finds a sample's callers by following the frame-pointer chain that starts at
 // the user's s0. A program is free to put anything in s0 (it is an ordinary callee-saved
@@ -143,8 +143,8 @@ unsigned long bad_fp_for(const char *kind) {
 
 int main(int argc, char **argv) {
   unsigned long bad = argc > 1 ? bad_fp_for(argv[1]) : 0;
-  int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || bad == 0 || seconds < 0)
+  int ticks = argc > 2 ? tenths(argv[2]) : 20;  // uptime counts 100 ms ticks
+  if (argc < 2 || argc > 3 || bad == 0 || ticks < 0)
     usage_exit(
         "pbadfp kernel|unmapped|self|misaligned|guard|hole|trapframe|trampoline|descend|shrink "
         "[SECONDS]\n");
@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   one_up_record[0] = bad;  // fp - 16: the caller's frame pointer, the corrupt one
   one_up_record[1] = target();
   unsigned long good = reinterpret_cast<unsigned long>(&one_up_record[2]);
-  int deadline = uptime() + 10 * seconds;
+  int deadline = uptime() + ticks;
   while (uptime() < deadline) {
     if (!shrink) {
       spin_with_fp(bad, ITERATIONS_PER_CALL, bad, target());

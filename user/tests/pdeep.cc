@@ -1,6 +1,7 @@
 // pdeep: a deep call stack for the profiler to walk.
 //
-//   pdeep N [SECONDS]    recurse N frames deep, then spin at the bottom (2 seconds by default)
+//   pdeep N [SECONDS]    recurse N frames deep, then spin at the bottom (2 seconds by default,
+//                        tenths allowed: 0.3)
 //
 // main calls descend(N), which calls descend(N-1), and so on down to descend(1), which
 // calls bottom(); bottom does the work. So nearly every sample of this program should show
@@ -37,10 +38,10 @@ __attribute__((noinline, noclone)) unsigned long descend(int depth, int deadline
 
 int main(int argc, char **argv) {
   int depth = argc > 1 ? atoi(argv[1]) : 0;
-  int seconds = argc > 2 ? atoi(argv[2]) : 2;
-  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || seconds < 0)
+  int ticks = argc > 2 ? tenths(argv[2]) : 20;  // uptime counts 100 ms ticks
+  if (argc < 2 || argc > 3 || depth < 1 || depth > MAX_DEPTH || ticks < 0)
     usage_exit("pdeep N [SECONDS]   (1 <= N <= %d)\n", MAX_DEPTH);
-  sink = descend(depth, uptime() + 10 * seconds);
+  sink = descend(depth, uptime() + ticks);
   printf("pdeep: done\n");
   return 0;
 }
