@@ -50,7 +50,6 @@ SAMPLES_TIMEOUT = 30  # s: the longest wait for a profile to reach its samples
 # s: the wait for the few samples a test needs at its rate, hundreds of periods even on a
 # host that runs the guest a third of the time; a kernel that takes none fails after it.
 SAMPLES_WINDOW = 10
-POLL = 0.02  # s between two looks at /proc/profstat (`profile status` takes about 10 ms)
 PBADCALL_TIMEOUT = 30  # pbadcall may ask a zombie for 3 s (user/tests/pbadcall.cc)
 RUN_TIMEOUT = 60  # `profile run` of a program of a fraction of a second, with its report
 COPY_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
@@ -126,20 +125,10 @@ def switch(m: Machine, pid: int, on: bool) -> None:
 
 def wait_for_samples(m: Machine, at_least: int, within: float = SAMPLES_WINDOW,
                      on_cpu: bool = False) -> int:
-    """Wait until /proc/profstat's `recorded:` reaches `at_least`, or `within` seconds (times
-    GRADE_TIMEOUT_SCALE) pass: the count it shows last. A test needs a number of samples,
-    not a time: a busy host runs the guest slower and gives fewer samples a second. With
-    `on_cpu`, the count is of the samples taken on the CPU, less `wait samples:`: in all
-    mode each sleeping process (init, the shell) has one every period besides."""
-    deadline = time.monotonic() + within * timeout_scale()
-    while True:
-        stat = profstat(m)
-        recorded = int(stat.get("recorded", "0"))
-        if on_cpu:
-            recorded -= int(stat.get("wait samples", "0"))
-        if recorded >= at_least or time.monotonic() > deadline:
-            return recorded
-        time.sleep(POLL)
+    """Wait until /proc/profstat's `recorded:` reaches `at_least` (tern/profile_check.py's
+    wait_for_recorded, which says why a count and not a time), within SAMPLES_WINDOW
+    seconds by default."""
+    return pc.wait_for_recorded(m, at_least, within, on_cpu)
 
 
 def profile_background(m: Machine, cmd: str, min_samples: int) -> int:
@@ -711,11 +700,11 @@ def test_full_profile(boot) -> None:
                     f"the sample array did not fill ({capacity} samples) in {limit:.0f} s of "
                     f"sampling {FILL_SLEEPERS} sleeping processes and the shell at 10000 Hz "
                     f"in all mode: {stat}")
-                time.sleep(POLL)
+                time.sleep(pc.POLL)
             # Then more samples than fit, unless the counter never moves.
             overflow = time.monotonic() + 5 * timeout_scale()
             while int(profstat(m)["dropped"]) == 0 and time.monotonic() < overflow:
-                time.sleep(POLL)
+                time.sleep(pc.POLL)
         finally:
             m.run("profile all off")
     stat = profstat(m)

@@ -77,18 +77,6 @@ def fresh_profile(m: Machine, rate: int) -> None:
         assert "pstatus: exit 0" in out, f"`{cmd}` failed: {out!r}"
 
 
-def wait_for_samples(m: Machine, at_least: int, most: float) -> int:
-    """Wait until /proc/profstat's `recorded:` reaches `at_least`, or `most` seconds (times
-    GRADE_TIMEOUT_SCALE) pass: the count it shows last. Where a test needs a number of
-    samples, a fast host stops early, and a kernel that takes none fails after `most`."""
-    deadline = time.monotonic() + most * timeout_scale()
-    while True:
-        recorded = int(profstat(m).get("recorded", "0"))
-        if recorded >= at_least or time.monotonic() > deadline:
-            return recorded
-        time.sleep(0.02)
-
-
 def switch(m: Machine, target: str, on: bool) -> None:
     out = m.run(f"pstatus profile {target} {'on' if on else 'off'}")
     assert "pstatus: exit 0" in out, f"`profile {target}` failed: {out!r}"
@@ -308,7 +296,7 @@ def test_leaf_frame_rule(shared: Machine) -> None:
     pid = jobs.start_background(shared, "spin 30")
     try:
         switch(shared, str(pid), True)
-        wait_for_samples(shared, LEAF_SAMPLES, 1.5)
+        pc.wait_for_recorded(shared, LEAF_SAMPLES, 1.5)
         switch(shared, str(pid), False)
     finally:
         jobs.kill_and_wait_gone(shared, pid)
@@ -482,7 +470,7 @@ def run_deep(m: Machine, image: Path, samples: int, most: float,
         for _ in range(clears):
             out = m.run("pstatus profile clear", failures=(PANIC, TRAP))
             assert "pstatus: exit 0" in out, f"`profile clear` failed: {out!r}"
-        wait_for_samples(m, samples, most)
+        pc.wait_for_recorded(m, samples, most)
         for pid in pids.values():
             switch(m, str(pid), False)
         stat = profstat(m)
@@ -641,7 +629,7 @@ def test_full_array_keeps_the_first_samples(shared: Machine) -> None:
     first = jobs.start_background(shared, "spin 30")
     try:
         switch(shared, str(first), True)
-        wait_for_samples(shared, 20, 1.0)
+        pc.wait_for_recorded(shared, 20, 1.0)
         switch(shared, str(first), False)
     finally:
         jobs.kill_and_wait_gone(shared, first)
