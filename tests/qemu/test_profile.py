@@ -32,7 +32,6 @@ small-capacity build instead.
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Iterator
@@ -43,7 +42,7 @@ from tern import jobs
 from tern import profile_check as pc
 from tern.bench import icount
 from tern.fixtures import SharedMachine
-from tern.machine import LOG_DIR, Machine, timeout_scale
+from tern.machine import LOG_DIR, Machine
 
 # These are the project's own, deeper checks of the profiler; the lab is graded by
 # test_lab_profile.py alone, so nothing here carries points.
@@ -111,6 +110,9 @@ def profstat(m: Machine) -> dict[str, str]:
 # --- spin, profiled by pid, shared by several tests ------------------------------------------
 
 
+SPIN_SAMPLES = 100
+
+
 @dataclass
 class SpinProfile:
     pid: int
@@ -128,17 +130,18 @@ def _shared_holder(request: pytest.FixtureRequest) -> Iterator[SharedMachine]:
 
 @pytest.fixture(scope="module", params=[3, 1], ids=["cpus3", "cpus1"])
 def spin_profile(request: pytest.FixtureRequest) -> Iterator[SpinProfile]:
-    """`spin &`, `profile PID on`, two seconds, `profile PID off`, then the profile and top:
-    at CPUS=3, and at CPUS=1, where spin shares its one hart with the shell."""
+    """`spin &`, `profile PID on` at 200 Hz until SPIN_SAMPLES are recorded (two seconds at
+    most), `profile PID off`, then the profile and top: at CPUS=3, and at CPUS=1, where spin
+    shares its one hart with the shell."""
     cpus = request.param
     m = Machine(cpus, name=f"test_profile.spin_profile.cpus{cpus}",
                 log_path=LOG_DIR / f"test_profile.spin.cpus{cpus}.log")
     try:
         m.boot()
         pid = jobs.start_background(m, "spin")
-        fresh_profile(m, 50)
+        fresh_profile(m, 200)
         assert m.run(f"profile {pid} on") == "", f"`profile {pid} on` should print nothing"
-        time.sleep(2 * timeout_scale())  # spin runs meanwhile
+        pc.wait_for_recorded(m, SPIN_SAMPLES, 2)
         assert m.run(f"profile {pid} off") == "", f"`profile {pid} off` should print nothing"
         text = m.run("cat /proc/profile", timeout=CAT_TIMEOUT)
         top = m.run("profile top", timeout=RUN_TIMEOUT)
@@ -157,8 +160,8 @@ def spin_samples(p: SpinProfile) -> list[pc.Sample]:
     assert_no_problems(pc.schema_problems(samples), "/proc/profile schema")
     pids = {s["pid"] for s in samples}
     assert pids == {p.pid}, f"only spin (pid {p.pid}) was profiled, but samples name pids {pids}"
-    assert len(samples) >= 20, (f"2 s at 50 Hz should give about 100 samples of spin, got "
-                                f"{len(samples)}")
+    assert len(samples) >= 20, (f"spin was profiled until /proc/profstat counted {SPIN_SAMPLES} "
+                                f"samples, but /proc/profile holds {len(samples)}")
     return samples
 
 
@@ -217,12 +220,12 @@ def test_spin_addresses_in_symbol_ranges(spin_profile: SpinProfile) -> None:
 
 def test_psys_kernel_frames(shared: Machine) -> None:
     # psys waits for the disk much of its time, and how much depends on the host: on a busy
-    # one a 2-second run can hold a single sample. So it runs again (up to 5 times) until
+    # one a half-second run can hold a single sample. So it runs again (up to 5 times) until
     # its samples include 3 taken in the kernel; the checks below hold for every sample.
     samples: list[pc.Sample] = []
     runs = []
     for _ in range(5):
-        run, more = run_samples(shared, 50, "psys 2")
+        run, more = run_samples(shared, 200, "psys 0.5")
         runs.append(run)
         samples += more
         if sum(s["mode"] == "kernel" for s in samples) >= 3:
@@ -230,7 +233,7 @@ def test_psys_kernel_frames(shared: Machine) -> None:
     in_kernel = [s for s in samples if s["mode"] == "kernel"]
     assert len(in_kernel) >= 3, (
         f"expected kernel-mode samples of psys, got {len(in_kernel)} of {len(samples)} in "
-        f"{len(runs)} runs of 2 s")
+        f"{len(runs)} runs of 0.5 s")
     assert any(r.kernel for run in runs for r in run.top.rows), (
         f"psys spends its time in system calls; its report should show [k] functions:\n"
         f"{runs[-1].output}")
@@ -257,7 +260,7 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
     (`write`, `read`: user/lib/usys.S) is the innermost user frame, and the next one must be
     the stub's caller, not main.
     """
-    _, samples = run_samples(shared, 50, "psys 2")
+    _, samples = run_samples(shared, 200, "psys 0.5")
     stubs = [s for s in samples if pc.innermost_user(s) in ("write", "read")]
     assert stubs, f"no samples inside write() or read(): {pc.common_chains(samples)}"
     lost = pc.psys_stub_caller_lost(stubs)
@@ -275,8 +278,8 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
 
 @pytest.mark.parametrize("depth", [8, 32, 64])
 def test_pdeep_chain(shared: Machine, depth: int) -> None:
-    # Deep samples are long in JSON (about 60 bytes a frame): few of them, at 10 Hz.
-    _, samples = run_samples(shared, 20 if depth == 8 else 10, f"pdeep {depth} 2")
+    # Deep samples are long in JSON (about 60 bytes a frame): few of them, at 40 Hz for 0.5 s.
+    _, samples = run_samples(shared, 80 if depth == 8 else 40, f"pdeep {depth} 0.5")
     at_bottom = [s for s in samples if s["mode"] == "user" and pc.innermost_user(s) == "bottom"]
     assert len(at_bottom) >= 5, (
         f"pdeep spends nearly all its time in bottom, but only {len(at_bottom)} of "
@@ -351,7 +354,7 @@ def test_stall_budget() -> None:
 
 @pytest.mark.parametrize("kind", ["kernel", "unmapped", "self", "misaligned", "guard"])
 def test_pbadfp(shared: Machine, kind: str) -> None:
-    run, samples = run_samples(shared, 50, f"pbadfp {kind} 2", f"pbadfp {kind}: done")
+    run, samples = run_samples(shared, 200, f"pbadfp {kind} 0.5", f"pbadfp {kind}: done")
     assert "killed pid" not in run.output, f"pbadfp makes no bad access itself:\n{run.output}"
     assert shared.run("echo up").strip() == "up", "the system should stay up"
     # Only a sample taken in spin_with_fp's loop sees the corrupt s0: one at its first or
@@ -388,13 +391,13 @@ def test_pbadfp(shared: Machine, kind: str) -> None:
 
 @pytest.mark.min_cpus(3)  # two spinning processes and the shell: not run at CPUS=1
 def test_two_processes_at_once(shared: Machine) -> None:
-    fresh_profile(shared, 50)
+    fresh_profile(shared, 200)
     with jobs.running_all(shared, "spin", 2) as pids:
         for pid in pids:
             assert shared.run(f"profile {pid} on") == ""
         assert sorted(profstat(shared)["profiling"].split()) == sorted(str(p) for p in pids), (
             "/proc/profstat should list both profiled pids")
-        time.sleep(1.5 * timeout_scale())
+        pc.wait_for_recorded(shared, 150, 1.5)
         for pid in pids:
             assert shared.run(f"profile {pid} off") == ""
     samples = cat_profile(shared)
@@ -408,10 +411,10 @@ def test_two_processes_at_once(shared: Machine) -> None:
 
 
 def test_process_killed_while_profiled(shared: Machine) -> None:
-    fresh_profile(shared, 50)
+    fresh_profile(shared, 200)
     with jobs.running(shared, "spin") as pid:
         assert shared.run(f"profile {pid} on") == ""
-        time.sleep(1 * timeout_scale())
+        pc.wait_for_recorded(shared, 50, 1)
     out = shared.run(f"profile {pid} off")
     assert f"process {pid} has exited" in out and f"no process {pid}" not in out, (
         f"`profile {pid} off` after the kill should say it exited (its samples are kept), "
@@ -426,11 +429,11 @@ def test_process_killed_while_profiled(shared: Machine) -> None:
 
 
 def test_all_mode(shared: Machine) -> None:
-    fresh_profile(shared, 50)
+    fresh_profile(shared, 200)
     assert shared.run("profile all on") == ""
     try:
         assert profstat(shared)["profiling"] == "all"
-        assert "spin: done" in shared.run("spin 1", timeout=RUN_TIMEOUT)
+        assert "spin: done" in shared.run("spin 0.3", timeout=RUN_TIMEOUT)
     finally:
         assert shared.run("profile all off") == ""
     assert profstat(shared)["profiling"] == "none"
@@ -446,8 +449,8 @@ def test_all_mode(shared: Machine) -> None:
 
 
 def test_read_sizes_give_same_bytes(shared: Machine) -> None:
-    fresh_profile(shared, 20)
-    run = profile_run(shared, "spin 1")
+    fresh_profile(shared, 70)
+    run = profile_run(shared, "spin 0.3")
     assert run.status == 0, run.output
     text = shared.run("cat /proc/profile", timeout=CAT_TIMEOUT)
     pc.parse_profile(text)
