@@ -354,6 +354,9 @@ def _part_problems(i: int, s: Sample, frames: list[Frame], table: Symbols,
     return problems
 
 
+NO_IMAGE = "?"  # the "comm" of a sample whose process has no image (kern/profile/images.cc)
+
+
 def address_problems(samples: list[Sample], user: Symbols | Sequence[Symbols] | None,
                      kernel: Symbols | None, *, allow_unknown: bool = False) -> list[str]:
     """Frames whose address is not inside the function they are named after.
@@ -366,13 +369,21 @@ def address_problems(samples: list[Sample], user: Symbols | Sequence[Symbols] | 
     `user` may be several tables: a sample's user frames must all fit one of them. That is
     for `profile run CMD`, whose first samples can come from the `profile` program itself,
     in the moments between switching sampling on and exec'ing CMD.
+
+    A sample with no image ("comm" NO_IMAGE) was taken inside exec, after the commit to the
+    new program and before prof::on_exec() registered it (kern/proc/exec.cc): its user
+    frames are unknown by design, and a name there would be a problem.
     """
     tables = [] if user is None else [user] if isinstance(user, Symbols) else list(user)
     problems = []
     for i, s in enumerate(samples):
         if kernel is not None:
             problems += _part_problems(i, s, kernel_frames(s), kernel, allow_unknown)
-        if tables:
+        if s.get("comm") == NO_IMAGE:
+            problems += [f"sample {i}: a sample with no image names a user frame "
+                         f"{f['symbol']!r}: {describe(s)}"
+                         for f in user_frames(s) if f["symbol"] != "??"]
+        elif tables:
             tries = [_part_problems(i, s, user_frames(s), t, allow_unknown) for t in tables]
             if all(tries):
                 problems += tries[0]
