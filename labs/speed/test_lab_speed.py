@@ -147,7 +147,10 @@ def profile_lab_problems() -> list[str]:
     """The profile lab's graded tests, run on this tree in a pytest of their own: those that
     did not pass, in words (empty if all did)."""
     try:
+        # loadgroup, as the grader runs them: the tests that read one profile (an
+        # xdist_group) stay on one worker, which takes that profile once.
         outcomes = discrimination.pytest_in(REPO, [PROFILE_LAB_TESTS], "-n", "2",
+                                            "--dist", "loadgroup",
                                             f"--deselect={PROFILE_LAB_NOT_RUN}",
                                             timeout=PROFILE_LAB_TIMEOUT)
     except (AssertionError, OSError, discrimination.subprocess.TimeoutExpired) as e:
