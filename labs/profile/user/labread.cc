@@ -22,9 +22,10 @@
 //
 // With -r, FILE is opened OPENS times in a row, and each opening is read with sizes drawn at
 // random (from 1 to 4096, mostly small, from SEED: the same seed gives the same sizes). A
-// reader such as `cat` reads until a read returns 0; this one then reads three times more,
-// a tenth of a second apart, to see whether the file grew after its end: for /proc/profile
-// it must not, since one opening reads one document. One line per opening:
+// reader such as `cat` reads until a read returns 0; this one then reads once more, a tenth
+// to a fifth of a second later (sleep(2): two ticks of the uptime clock), to see whether
+// the file grew after its end: for /proc/profile it must not, since one opening reads one
+// document. One line per opening:
 //
 //   labread: open K: N bytes, fnv1a XXXXXXXX, R reads, E bytes after the end
 //
@@ -83,7 +84,7 @@ bool read_once(const char *path, int k, Rng &rng, bool keep) {
   long total = 0, reads = 0, after = 0;
   unsigned hash = 2166136261u;
   int zeros = 0;  // reads that returned 0 so far
-  while (zeros < 4) {
+  while (zeros < 2) {
     int size = random_size(rng);
     int n = read(fd, buf, size);
     if (n < 0 || n > size) {
@@ -94,7 +95,7 @@ bool read_once(const char *path, int k, Rng &rng, bool keep) {
     }
     if (n == 0) {
       zeros++;
-      if (zeros < 4) sleep(1);
+      if (zeros < 2) sleep(2);
       continue;
     }
     reads++;
