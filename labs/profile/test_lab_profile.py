@@ -55,6 +55,7 @@ RUN_TIMEOUT = 60  # `profile run` of a program of a fraction of a second, with i
 COPY_TIMEOUT = 120  # copying out /proc/profile, or reading it with labread
 FILL_TIMEOUT = 240  # filling the sample array (a few seconds on a loaded two-core host)
 FILL_SLEEPERS = 32  # processes asleep while it fills (NPROC is 64)
+OVERFLOW = 1  # s for the first drop once full: thousands of samples are due in it
 READ_LIMIT = 4_000_000  # bytes: no profile taken here comes near it
 RUN_REPORT = re.compile(r"profile: pid (\d+) \((\S+)\) exited with status (-?\d+)")
 LABREAD = re.compile(r"labread: (\d+) bytes, fnv1a ([0-9a-f]{8}), (\d+) reads, (\d+) ticks")
@@ -702,7 +703,7 @@ def test_full_profile(boot) -> None:
                     f"in all mode: {stat}")
                 time.sleep(pc.POLL)
             # Then more samples than fit, unless the counter never moves.
-            overflow = time.monotonic() + 5 * timeout_scale()
+            overflow = time.monotonic() + OVERFLOW * timeout_scale()
             while int(profstat(m)["dropped"]) == 0 and time.monotonic() < overflow:
                 time.sleep(pc.POLL)
         finally:
