@@ -130,3 +130,30 @@ def test_too_little_memory_is_refused(below: int, tmp_path: Path) -> None:
     assert expected in run.stdout, f"no `{expected}` line:\n{run.stdout[-2000:]}"
     assert "$ " not in run.stdout.split(expected)[1], "the shell started anyway"
     assert run.returncode == 1, f"QEMU exited with {run.returncode}, not the failure status 1"
+
+
+UNTOUCHED_MIB = 512  # the largest memory the platform cells give a machine
+RSS_LIMIT_MIB = 160  # QEMU itself, the kernel's image and the pages a boot uses: far less
+
+
+def rss_mib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    match = re.search(r"(?m)^VmRSS:\s+(\d+) kB$", status)
+    assert match is not None, f"no VmRSS in /proc/{pid}/status"
+    return int(match.group(1)) // 1024
+
+
+def test_boot_leaves_unused_memory_untouched() -> None:
+    """The kernel writes a page of RAM only when it first hands the page out (kalloc.cc), so a
+    machine given 512 MiB that uses a few makes its host supply only those: on a host that
+    gives freed memory back to its own hypervisor, touching every page made such a boot take
+    seconds. QEMU's resident size shows what the guest has written."""
+    with Machine(1, name="test_boot.untouched", platform=(f"MEM={UNTOUCHED_MIB}M",)) as m:
+        m.boot()
+        assert m.run("echo alive").strip() == "alive"
+        assert m.pid is not None
+        used = rss_mib(m.pid)
+        assert used < RSS_LIMIT_MIB, (
+            f"QEMU holds {used} MiB of a {UNTOUCHED_MIB} MiB machine after booting: the "
+            f"kernel has written to memory it has not handed out")
+        m.assert_no_failures()

@@ -406,6 +406,11 @@ class Machine:
     def alive(self) -> bool:
         return self._child is not None and self._child.isalive()
 
+    @property
+    def pid(self) -> int | None:
+        """QEMU's process id, while it runs."""
+        return self._child.pid if self._child is not None else None
+
     # -- typing --
 
     def send(self, text: str) -> None:
