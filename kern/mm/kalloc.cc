@@ -1,14 +1,20 @@
 // The physical page allocator.
 //
-// Free pages form a singly linked list threaded through the pages themselves: the first
-// word of a free page points at the next free page. kinit() hands every page between the
-// end of the kernel image and the end of RAM to the list, one store per page, so even 128
-// MiB is ready in well under a millisecond. The one exception is the RAM disk's memory
-// (kern/dev/ramdisk.cc), which holds the root file system and is never handed out. Pages
-// are zeroed when allocated (kalloc), not when freed, and only if the caller wants that.
+// Free pages come from two places. Pages that have been freed form a singly linked list
+// threaded through the pages themselves: the first word of a free page points at the next.
+// Pages never handed out yet are not on it: they are the untouched range [fresh, hi), given
+// out in address order once the list is empty, so early allocations come from low memory
+// and a page of RAM is first written when it is first allocated. kinit() writes nothing,
+// and is done at once however large the memory. Under QEMU that matters: a guest page never
+// written costs the host nothing, so a machine that uses a few MiB of 512 makes QEMU hold a
+// few MiB, not 512 (on a host that hands freed memory back to its own hypervisor, writing a
+// word to every page made a 512 MiB boot take seconds). The one exception is the RAM disk's
+// memory (kern/dev/ramdisk.cc), which holds the root file system and is never handed out:
+// the untouched range skips it. Pages are zeroed when allocated (kalloc), not when freed,
+// and only if the caller wants that.
 //
-// One spinlock protects the list; allocation and free are a handful of instructions under
-// it, so contention between harts is short.
+// One spinlock protects the list and the range; allocation and free are a handful of
+// instructions under it, so contention between harts is short.
 
 #include "mm/kalloc.h"
 
@@ -26,32 +32,34 @@ struct FreePage {
 
 struct Allocator {
   Spinlock lock{"kalloc"};
-  FreePage *free = nullptr;
+  FreePage *free = nullptr;          // pages freed since, last freed first
+  u64 fresh = 0;                     // the next page never handed out; hi when there is none
+  u64 keep_start = 0, keep_end = 0;  // the RAM disk's pages, never handed out
   u64 nfree = 0;
   u64 total = 0;
   u64 lo = 0, hi = 0;  // managed range [lo, hi)
 };
 constinit Allocator kmem;
 
+// `pa`, or the first page after the kept range if `pa` falls inside it.
+u64 past_kept(u64 pa) { return pa >= kmem.keep_start && pa < kmem.keep_end ? kmem.keep_end : pa; }
+
 }  // namespace
 
 void kinit(u64 phys_end, u64 keep_start, u64 keep_end) {
-  keep_start = riscv::pg_round_down(keep_start);
-  keep_end = riscv::pg_round_up(keep_end);
-  u64 lo = riscv::pg_round_up(reinterpret_cast<u64>(end));
-  kmem.lo = lo;
+  kmem.keep_start = riscv::pg_round_down(keep_start);
+  kmem.keep_end = riscv::pg_round_up(keep_end);
+  kmem.lo = riscv::pg_round_up(reinterpret_cast<u64>(end));
   kmem.hi = phys_end;
-  // Build the list in ascending address order, so early allocations come from low memory.
-  FreePage *head = nullptr;
-  for (u64 pa = phys_end - riscv::PGSIZE; pa >= lo; pa -= riscv::PGSIZE) {
-    if (pa >= keep_start && pa < keep_end) continue;
-    FreePage *p = reinterpret_cast<FreePage *>(pa);
-    p->next = head;
-    head = p;
-    kmem.total++;
+  u64 kept = 0;
+  if (kmem.keep_start < kmem.keep_end) {
+    u64 from = kmem.keep_start > kmem.lo ? kmem.keep_start : kmem.lo;
+    u64 to = kmem.keep_end < kmem.hi ? kmem.keep_end : kmem.hi;
+    if (from < to) kept = (to - from) / riscv::PGSIZE;
   }
-  kmem.free = head;
+  kmem.total = (kmem.hi - kmem.lo) / riscv::PGSIZE - kept;
   kmem.nfree = kmem.total;
+  kmem.fresh = past_kept(kmem.lo);
 }
 
 void kfree(void *pa) {
@@ -69,8 +77,13 @@ void *kalloc_nozero() {
   FreePage *p = kmem.free;
   if (p) {
     kmem.free = p->next;
-    kmem.nfree--;
+  } else if (kmem.fresh < kmem.hi) {
+    p = reinterpret_cast<FreePage *>(kmem.fresh);
+    kmem.fresh = past_kept(kmem.fresh + riscv::PGSIZE);
+  } else {
+    return nullptr;
   }
+  kmem.nfree--;
   return p;
 }
 
