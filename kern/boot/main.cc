@@ -75,7 +75,7 @@ int start_other_harts(u64 boot) {
 
 extern "C" [[noreturn]] void kmain(u64 hartid, u64 dtb) {
   memset(bss_start, 0, bss_end - bss_start);
-  // Read what we need from the device tree now: it lies in RAM that kinit() hands out.
+  // Read what we need from the device tree now: it lies in RAM that kalloc() hands out.
   phys_end = fdt_memory_end(dtb);
   if (phys_end <= mem::KERNBASE) phys_end = mem::DEFAULT_PHYSTOP;
   safestrcpy(bootargs, fdt_bootargs(dtb), sizeof(bootargs));

@@ -7,8 +7,7 @@
 // and a page of RAM is first written when it is first allocated. kinit() writes nothing,
 // and is done at once however large the memory. Under QEMU that matters: a guest page never
 // written costs the host nothing, so a machine that uses a few MiB of 512 makes QEMU hold a
-// few MiB, not 512 (on a host that hands freed memory back to its own hypervisor, writing a
-// word to every page made a 512 MiB boot take seconds). The one exception is the RAM disk's
+// few MiB, not 512, and its host need not supply the rest. The one exception is the RAM disk's
 // memory (kern/dev/ramdisk.cc), which holds the root file system and is never handed out:
 // the untouched range skips it. Pages are zeroed when allocated (kalloc), not when freed,
 // and only if the caller wants that.
@@ -50,7 +49,7 @@ void kinit(u64 phys_end, u64 keep_start, u64 keep_end) {
   kmem.keep_start = riscv::pg_round_down(keep_start);
   kmem.keep_end = riscv::pg_round_up(keep_end);
   kmem.lo = riscv::pg_round_up(reinterpret_cast<u64>(end));
-  kmem.hi = phys_end;
+  kmem.hi = riscv::pg_round_down(phys_end);
   u64 kept = 0;
   if (kmem.keep_start < kmem.keep_end) {
     u64 from = kmem.keep_start > kmem.lo ? kmem.keep_start : kmem.lo;

@@ -145,9 +145,8 @@ def rss_mib(pid: int) -> int:
 
 def test_boot_leaves_unused_memory_untouched() -> None:
     """The kernel writes a page of RAM only when it first hands the page out (kalloc.cc), so a
-    machine given 512 MiB that uses a few makes its host supply only those: on a host that
-    gives freed memory back to its own hypervisor, touching every page made such a boot take
-    seconds. QEMU's resident size shows what the guest has written."""
+    machine given 512 MiB that uses a few makes its host supply only those. QEMU's resident
+    size shows what the guest has written."""
     with Machine(1, name="test_boot.untouched", platform=(f"MEM={UNTOUCHED_MIB}M",)) as m:
         m.boot()
         assert m.run("echo alive").strip() == "alive"

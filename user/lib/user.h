@@ -137,7 +137,8 @@ void *memmove(void *dst, const void *src, unsigned long n);
 int memcmp(const void *a, const void *b, unsigned long n);
 int atoi(const char *s);
 // A duration in seconds with at most one decimal, as programs take it ("2", "0.3", "1.5"), in
-// tenths of a second, the uptime clock's ticks; -1 for anything else ("", ".5", "1.25", "-1").
+// tenths of a second, the uptime clock's ticks; -1 for anything else ("", ".5", "1.25", "-1",
+// more than six digits before the point).
 int tenths(const char *s);
 // Reads one line (including its '\n', if it fits) into buf, at most max-1 bytes, and
 // NUL-terminates it. An empty result means end of file.
