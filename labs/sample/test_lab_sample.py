@@ -23,7 +23,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -317,14 +317,32 @@ def test_leaf_frame_rule(shared: Machine) -> None:
     assert_no_problems(pc_problems, "spin's frames against its symbols")
 
 
+def run_until(m: Machine, rate: int, cmd: str, program: str,
+              enough: Callable[[list[pc.Sample]], bool], tries: int = 3) -> list[pc.Sample]:
+    """`profile run cmd` from a fresh profile at `rate` Hz, again (up to `tries` runs) until
+    the samples of `program` from all the runs are `enough`: a run of half a second on a
+    host that gives the guest a small share of a core can hold only a few. The checks hold
+    for every sample, whichever run it comes from."""
+    samples: list[pc.Sample] = []
+    for _ in range(tries):
+        fresh_profile(m, rate)
+        out = m.run(f"profile run {cmd}", timeout=RUN_TIMEOUT)
+        assert f"{program}: done" in out, f"{cmd} failed:\n{out}"
+        samples += [s for s in pc.parse_profile(m.run("cat /proc/profile", timeout=120))
+                    if s.get("comm") == program]
+        if enough(samples):
+            break
+    return samples
+
+
 @points(5)
 def test_deep_chains_and_the_cut(shared: Machine) -> None:
+    def user(samples: list[pc.Sample]) -> list[pc.Sample]:
+        return [s for s in samples if s["mode"] == "user"]
     for depth in (8, 40):
-        fresh_profile(shared, 70)  # about 35 samples in 0.5 s
-        out = shared.run(f"profile run pdeep {depth} 0.5", timeout=RUN_TIMEOUT)
-        assert "pdeep: done" in out, f"pdeep {depth} 0.5 failed:\n{out}"
-        samples = [s for s in pc.parse_profile(shared.run("cat /proc/profile", timeout=120))
-                   if s.get("comm") == "pdeep" and s["mode"] == "user"]
+        # About 35 samples in 0.5 s at 70 Hz: deep ones are long for the console.
+        samples = user(run_until(shared, 70, f"pdeep {depth} 0.5", "pdeep",
+                                 lambda ss: len(user(ss)) >= 5))
         full = ["descend"] * depth + ["main", "_start"]
         right = [s for s in samples if "descend" in user_names(s) and
                  (user_names(s)[user_names(s).index("descend"):] == full
@@ -338,12 +356,11 @@ def test_deep_chains_and_the_cut(shared: Machine) -> None:
 
 @points(6)
 def test_kernel_chain(shared: Machine) -> None:
-    fresh_profile(shared, 1000)  # psys waits for the disk much of the time
-    out = shared.run("profile run psys 0.5", timeout=RUN_TIMEOUT)
-    assert "psys: done" in out, f"psys 0.5 failed:\n{out}"
-    samples = [s for s in pc.parse_profile(shared.run("cat /proc/profile", timeout=120))
-               if s.get("comm") == "psys"]
-    kernel = [s for s in samples if s["mode"] == "kernel"]
+    def in_kernel(samples: list[pc.Sample]) -> list[pc.Sample]:
+        return [s for s in samples if s["mode"] == "kernel"]
+    # At 1000 Hz: psys waits for the disk much of the time.
+    samples = run_until(shared, 1000, "psys 0.5", "psys", lambda ss: len(in_kernel(ss)) >= 5)
+    kernel = in_kernel(samples)
     assert len(kernel) >= 5, (
         f"psys lives in system calls, but only {len(kernel)} of {len(samples)} samples were "
         f"taken in the kernel")
@@ -371,7 +388,7 @@ class Hostile:
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile | str]:
     """Every kind of pbadfp at once on three harts, sampled in all mode at the highest rate
-    for half a second: a thousand samples of each, or more."""
+    for half a second: hundreds of samples of each, or more."""
     kinds = PC_ONLY + ONE_RECORD + ("shrink",)
     try:
         m, image = export_machine(tmp_path_factory.mktemp("hostile"), "hostile")
@@ -499,7 +516,7 @@ def whole_problems(pids: dict[int, int], samples: list[pc.Sample]) -> list[str]:
 def test_concurrent_samples_whole(tmp_path: Path) -> None:
     m, image = export_machine(tmp_path, "concurrent")
     with m:
-        pids, samples, stat = run_deep(m, image, 3000, 1.0, clears=0)
+        pids, samples, stat = run_deep(m, image, 10000, 1.0, clears=0)
     assert_no_problems(count_problems(stat, 0), "/proc/profstat's counts")
     assert_no_problems(whole_problems(pids, samples),
                        f"three processes (pdeep {', '.join(map(str, DEEP))}) sampled at "
@@ -616,7 +633,7 @@ def test_clear_while_sampling(tmp_path: Path) -> None:
     assert problem is None, problem
     m, image = export_machine(tmp_path, "clear")
     with m:
-        pids, samples, stat = run_deep(m, image, 1500, 0.5, clears=8)
+        pids, samples, stat = run_deep(m, image, 5000, 0.5, clears=8)
     assert_no_problems(count_problems(stat, 3), "/proc/profstat's counts after clears")
     assert_no_problems(whole_problems(pids, samples),
                        f"samples recorded after 8 clears made while three processes were "
@@ -631,8 +648,11 @@ def test_full_array_keeps_the_first_samples(shared: Machine) -> None:
     first = jobs.start_background(shared, "spin 30")
     try:
         switch(shared, str(first), True)
-        pc.wait_for_recorded(shared, 20, 1.0)
+        taken = pc.wait_for_recorded(shared, 20, 1.0)
         switch(shared, str(first), False)
+        assert taken > 0, (
+            f"spin (pid {first}) was profiled at {MAX_HZ} Hz, but /proc/profstat counts no "
+            f"sample recorded: record() must claim a slot and commit it")
     finally:
         jobs.kill_and_wait_gone(shared, first)
     pids: list[int] = []
