@@ -147,8 +147,8 @@ def _shared_holder(request: pytest.FixtureRequest) -> Iterator[SharedMachine]:
 @pytest.fixture(scope="module", params=[3, 1], ids=["cpus3", "cpus1"])
 def spin_profile(request: pytest.FixtureRequest) -> Iterator[SpinProfile]:
     """`spin &`, `profile PID on` at 200 Hz until SPIN_SAMPLES are recorded (two seconds at
-    most), `profile PID off`, then the profile and top: at CPUS=3, and at CPUS=1, where spin
-    shares its one hart with the shell."""
+    most, stretched on a loaded host), `profile PID off`, then the profile and top: at
+    CPUS=3, and at CPUS=1, where spin shares its one hart with the shell."""
     cpus = request.param
     m = Machine(cpus, name=f"test_profile.spin_profile.cpus{cpus}",
                 log_path=LOG_DIR / f"test_profile.spin.cpus{cpus}.log")
@@ -290,7 +290,8 @@ def test_syscall_stub_caller_in_chain(shared: Machine) -> None:
 
 @pytest.mark.parametrize("depth", [8, 32, 64])
 def test_pdeep_chain(shared: Machine, depth: int) -> None:
-    # Deep samples are long in JSON (about 60 bytes a frame): few of them, at 40 Hz for 0.5 s.
+    # Deep samples are long in JSON (about 60 bytes a frame): few of them, at 80 or 40 Hz for
+    # 0.5 s.
     def bottom(samples: list[pc.Sample]) -> list[pc.Sample]:
         return [s for s in samples if s["mode"] == "user" and pc.innermost_user(s) == "bottom"]
     _, samples = run_until(shared, 80 if depth == 8 else 40, f"pdeep {depth} 0.5",

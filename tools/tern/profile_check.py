@@ -15,8 +15,10 @@ The tests in test_profile.py copy /proc/profile out over the console and check i
   function it is named after, looking a return address up at address - 1 the way the kernel
   says it does.
 * `parse_top` reads the table that `profile top` and `profile run` print.
+* `wait_for_recorded` is the one helper that drives a machine: it waits for a count of
+  samples in /proc/profstat.
 
-Everything returns lists of readable problem strings rather than asserting, so that a test
+The checks return lists of readable problem strings rather than asserting, so that a test
 can show all the problems of a profile at once.
 """
 
