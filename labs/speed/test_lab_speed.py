@@ -19,7 +19,7 @@ Speed counts only in a kernel that still works. Before any speedup is looked at,
   * `usertests -q`, once the checks pass: every test passes and no page is lost;
   * the profile lab's graded tests (labs/profile/test_lab_profile.py) but its written
     answers: the profiler a student measures with must still work. They run last, on two
-    workers of their own, since they take longest.
+    workers of their own if the grader has several, since they take longest.
 
 If one fails, every speed test fails, and says which check it was and why. Run the checks
 yourself in the guest (`spcheck pipes 42`, `usertests -q`) or alone here:
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
@@ -146,11 +147,15 @@ def run_checks(holder: SharedMachine, seed: int) -> list[str]:
 def profile_lab_problems() -> list[str]:
     """The profile lab's graded tests, run on this tree in a pytest of their own: those that
     did not pass, in words (empty if all did)."""
+    # Two workers if the grader has several, one if it has one (`tools/grade -j 1`, as each
+    # grade in labs/speed/test_lab_discrimination.py is): a second would only share the
+    # cores with the grader's other work, and boot a machine more. loadgroup, as the grader
+    # runs them: the tests that read one profile (an xdist_group) stay on one worker, which
+    # takes that profile once.
+    several = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
+    workers = ["-n", "2", "--dist", "loadgroup"] if several else ["-p", "no:xdist"]
     try:
-        # loadgroup, as the grader runs them: the tests that read one profile (an
-        # xdist_group) stay on one worker, which takes that profile once.
-        outcomes = discrimination.pytest_in(REPO, [PROFILE_LAB_TESTS], "-n", "2",
-                                            "--dist", "loadgroup",
+        outcomes = discrimination.pytest_in(REPO, [PROFILE_LAB_TESTS], *workers,
                                             f"--deselect={PROFILE_LAB_NOT_RUN}",
                                             timeout=PROFILE_LAB_TIMEOUT)
     except (AssertionError, OSError, discrimination.subprocess.TimeoutExpired) as e:
