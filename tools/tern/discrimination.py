@@ -23,7 +23,7 @@ from typing import Iterator, Sequence
 
 import pytest
 
-from tern.machine import LOG_DIR, REPO
+from tern.machine import LOG_DIR, REPO, timeout_scale
 
 # Ordinary tests that a starter must pass: it boots, and the shell and utilities work.
 STARTER_SMOKE = ["tests/qemu/test_boot.py", "tests/qemu/test_utils.py"]
@@ -45,9 +45,11 @@ def clean_env() -> dict[str, str]:
             if k not in drop and not k.startswith("PYTEST_XDIST")}
 
 
-def run(cmd: Sequence[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(list(cmd), cwd=cwd, env=clean_env(), capture_output=True, text=True,
-                          timeout=timeout)
+def run(cmd: Sequence[str], cwd: Path, timeout: float,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`cmd` in `cwd`, in clean_env() with `env` added."""
+    return subprocess.run(list(cmd), cwd=cwd, env={**clean_env(), **(env or {})},
+                          capture_output=True, text=True, timeout=timeout)
 
 
 def build(tree: Path, timeout: float = 900) -> None:
@@ -228,11 +230,19 @@ class Grade:
 
 def grade_in(tree: Path, lab: str, timeout: float = 1200) -> Grade:
     """`tools/grade --lab LAB` in `tree` (it builds first), with one worker: the score and each
-    test's result, from the grader's own results.json."""
+    test's result, from the grader's own results.json.
+
+    The grader's waits are stretched by this run's GRADE_TIMEOUT_SCALE (1 if unset), as
+    every other test's are, not by the factor the grader takes from the load average when
+    it is not set: that factor is for a grader with the host to itself, and here the load
+    is this very suite's, the one its own waits are sized for. (Under `make test` it came
+    to 3, and a mutant that loses a wakeup kept a worker waiting 30 s for its check's
+    silence instead of 10.)"""
     out = tree / "build" / "discrimination-grade"
     shutil.rmtree(out, ignore_errors=True)
     result = run([sys.executable, str(tree / "tools" / "grade"), "--lab", lab, "-j", "1",
-                  "--out", str(out)], tree, timeout)
+                  "--out", str(out)], tree, timeout,
+                 env={"GRADE_TIMEOUT_SCALE": f"{timeout_scale():g}"})
     path = out / "results.json"
     assert path.exists(), (f"the grader wrote no results in {tree}:\n"
                            f"{(result.stdout + result.stderr)[-3000:]}")
