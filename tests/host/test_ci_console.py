@@ -16,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,30 +47,39 @@ def printing(rng: random.Random, text: str) -> str:
     return "; ".join(parts)
 
 
+def session(case: int, rng: random.Random) -> tuple[list[str], str, int, str]:
+    """Case `case`'s steps, script, kind and awaited answer, drawn from `rng`."""
+    word = f"ready{rng.randrange(10**6)}"
+    answer = f"{rng.randrange(100)} {rng.randrange(100)} {rng.randrange(100)}"
+    kind = case % 4
+    script = printing(rng, f"{word}$ ") + "; read line; echo \"got $line\"; "
+    if kind == 0:  # all well
+        script += f"echo {shlex.quote(answer)}; read done; exit 0"
+    elif kind == 1:  # the failure pattern comes instead of the answer
+        script += "echo 'panic: bad things'; sleep 90"
+    elif kind == 2:  # nothing comes: the step times out
+        script += "sleep 90"
+    else:  # the answer comes, but the command ends badly
+        script += f"echo {shlex.quote(answer)}; read done; exit 3"
+    # Only the case that tests the timeout waits briefly; the others wait long enough
+    # for any load on the host.
+    wait = 3 if kind == 2 else 60
+    steps = [f"expect:prompt:60:{word}\\$ ", "send:hello there",
+             f"expect:answer:{wait}:(?m)^{answer}\\b", "send:bye", "exit:end:60"]
+    return steps, script, kind, answer
+
+
 def test_random_sessions() -> None:
     seed = int(os.environ.get("TERN_TEST_SEED") or random.randrange(1 << 32))
     print(f"seed {seed} (TERN_TEST_SEED={seed} repeats it), {CASES} cases")
     rng = random.Random(seed)
-    for case in range(CASES):
+    cases = [session(case, rng) for case in range(CASES)]
+    # The sessions are independent processes, each with a terminal of its own: they run at
+    # once, so that the waits (a timeout of 3 s, pauses) are taken together, not in turn.
+    with ThreadPoolExecutor(CASES) as pool:
+        results = list(pool.map(lambda c: drive(c[0], c[1], fail=["panic:"]), cases))
+    for case, ((_, _, kind, answer), (result, took)) in enumerate(zip(cases, results)):
         where = f"case {case}"
-        word = f"ready{rng.randrange(10**6)}"
-        answer = f"{rng.randrange(100)} {rng.randrange(100)} {rng.randrange(100)}"
-        kind = case % 4
-        script = printing(rng, f"{word}$ ") + "; read line; echo \"got $line\"; "
-        if kind == 0:  # all well
-            script += f"echo {shlex.quote(answer)}; read done; exit 0"
-        elif kind == 1:  # the failure pattern comes instead of the answer
-            script += "echo 'panic: bad things'; sleep 90"
-        elif kind == 2:  # nothing comes: the step times out
-            script += "sleep 90"
-        else:  # the answer comes, but the command ends badly
-            script += f"echo {shlex.quote(answer)}; read done; exit 3"
-        # Only the case that tests the timeout waits briefly; the others wait long enough
-        # for any load on the host.
-        wait = 3 if kind == 2 else 60
-        steps = [f"expect:prompt:60:{word}\\$ ", "send:hello there",
-                 f"expect:answer:{wait}:(?m)^{answer}\\b", "send:bye", "exit:end:60"]
-        result, took = drive(steps, script, fail=["panic:"])
         out = result.stdout
         assert "prompt: " in out, (where, out)
         if kind == 0:
