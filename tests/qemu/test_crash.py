@@ -5,7 +5,7 @@ not at all, whenever the machine stops (kern/fs/log.cc explains how). These test
 that promise the hard way. Each crash cycle:
 
 1. copies fs.img and boots QEMU (CPUS=3) on the copy;
-2. starts `tprofimg orphan` (user/tests/tprofimg.cc: a copy of spin, run under the profiler and
+2. starts `tprofimg orphan` (user/tests/tprofimg.cc: a copy of sleep, run under the profiler and
    unlinked while it runs, so that the crash leaves its inode allocated with no links), then
    `crashwork SEED` (user/tests/crashwork.cc: three processes creating, appending, truncating,
    renaming, linking and unlinking files and making and removing directories);

@@ -9,10 +9,12 @@
 //                        second, and unlink it once it has exited. The disk space of the
 //                        victim must be free at once (the grading test checks the image),
 //                        and /proc/profile must still name its functions.
-//   tprofimg orphan      copy /spin to /tp/orphan, start it under the profiler (if profile(2)
-//                        works) and unlink it while it runs, then exit and leave it running. If the
-//                        machine stops now, the file is an orphan, which the next boot must free
-//                        (the crash tests check that).
+//   tprofimg orphan      copy /sleep to /tp/orphan, start it under the profiler (if profile(2)
+//                        works) sleeping for good, and unlink it while it runs, then exit and
+//                        leave it there. If the machine stops now, the file is an orphan, which
+//                        the next boot must free (the crash tests check that). It sleeps: a
+//                        program holds its file whether it runs or waits, and a spinning one
+//                        would keep a hart busy for the whole of each crash test.
 //   tprofimg stubs       run program A, whose loop makes system calls, under the profiler
 //                        and read /proc/profile (so the profiler looks at A's code); then
 //                        `profile clear` and run program B, whose loop has the same
@@ -171,8 +173,8 @@ int unlinked() {
 
 int orphan() {
   mkdir("/tp");  // may exist already
-  if (!copy("/spin", "/tp/orphan")) {
-    fail("cannot copy /spin to /tp/orphan");
+  if (!copy("/sleep", "/tp/orphan")) {
+    fail("cannot copy /sleep to /tp/orphan");
     return 1;
   }
   int go[2];
@@ -183,14 +185,14 @@ int orphan() {
     close(go[1]);
     read(go[0], &byte, 1);
     close(go[0]);
-    char *argv[] = {const_cast<char *>("orphan"), nullptr};
+    char *argv[] = {const_cast<char *>("orphan"), const_cast<char *>("999999999"), nullptr};
     exec("/tp/orphan", argv);
     exit(3);
   }
   close(go[0]);
   if (pid < 0) fail("cannot fork");
-  // Sampled if the profiler works (in the lab's starter it may not yet): either way the
-  // running program holds its unlinked file.
+  // Sampled (wait samples) if the profiler works (in the lab's starter it may not yet):
+  // either way the sleeping program holds its unlinked file.
   bool profiled = pid > 0 && profile(pid, PROF_ON, 0) == 0;
   close(go[1]);
   sleep(2);  // let it exec (and be sampled) before its file goes
