@@ -360,9 +360,9 @@ def test_deep_chains_and_the_cut(shared: Machine) -> None:
 def test_kernel_chain(shared: Machine) -> None:
     def in_kernel(samples: list[pc.Sample]) -> list[pc.Sample]:
         return [s for s in samples if s["mode"] == "kernel"]
-    # At 1000 Hz: psys waits for the disk much of the time, and longer on a loaded host (2
-    # of 354 samples taken in the kernel, once, against 10-20% on a quiet one): up to eight
-    # runs, which stop as soon as five kernel samples are in.
+    # At 1000 Hz: psys waits for the disk much of the time, and longer on a loaded host (in
+    # the profile lab's tests, once, 2 of its 354 samples were taken in the kernel, against
+    # 10-20% on a quiet host): up to eight runs, which stop once five kernel samples are in.
     samples = run_until(shared, 1000, "psys 0.5", "psys", lambda ss: len(in_kernel(ss)) >= 5,
                         tries=8)
     kernel = in_kernel(samples)

@@ -148,10 +148,10 @@ def profile_lab_problems() -> list[str]:
     """The profile lab's graded tests, run on this tree in a pytest of their own: those that
     did not pass, in words (empty if all did)."""
     # Two workers if the grader has several, one if it has one (`tools/grade -j 1`, as each
-    # grade in labs/speed/test_lab_discrimination.py is): a second would only share the
-    # cores with the grader's other work, and boot a machine more. loadgroup, as the grader
-    # runs them: the tests that read one profile (an xdist_group) stay on one worker, which
-    # takes that profile once.
+    # grade in labs/speed/test_lab_discrimination.py is, beside make test's other workers):
+    # a second would only boot a machine more on cores kept busy already. loadgroup, as the
+    # grader runs them: the tests that read one profile (an xdist_group) stay on one worker,
+    # which takes that profile once.
     several = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1
     workers = ["-n", "2", "--dist", "loadgroup"] if several else ["-p", "no:xdist"]
     try:

@@ -28,6 +28,7 @@ from typing import Iterator
 import pytest
 
 from tern.bench.icount import ICOUNT_ARGS
+from tern.grade.grader import usable_cores
 from tern.machine import PANIC, TRAP, Machine
 
 
@@ -39,9 +40,9 @@ PAGES = re.compile(r"(?m)^free pages: before (\d+) after (\d+)$")
 @pytest.fixture
 def host_busy() -> Iterator[None]:
     """A process that spins on the host for the length of the test, unless pytest runs as
-    many workers as the host has cores or more (`make test` does): the others keep the host
-    busy then, and a spinner would only take their CPU (15 to 19 s of it)."""
-    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= (os.cpu_count() or 1):
+    many workers as this process may use cores or more (`make test` does): the others keep
+    the host busy then, and a spinner would only take their CPU (15 to 19 s of it)."""
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) >= usable_cores():
         yield
         return
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])

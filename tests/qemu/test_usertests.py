@@ -68,8 +68,8 @@ def test_usertests_quick(boot) -> None:
 
 def test_grind(boot) -> None:
     m = boot(3)
-    # Ten generations of workers (grind starts fresh ones every 3 s), about 20,000 calls on
-    # this machine: half a minute of a core, on two host cores the whole suite shares.
+    # Ten generations of workers (grind starts fresh ones every 3 s): about 20,000 calls on a
+    # two-core host running nothing else. 60 s gave twice as many for twice the CPU.
     seconds = 30
     # grind's own clock (uptime) runs behind the host's on a loaded machine, and cleaning up
     # takes a few seconds more.
