@@ -156,3 +156,34 @@ def test_inline_chains_match_addr2line(built: None, elf: str, sym: str) -> None:
         deep += len(want) > 1
     print(f"seed {SEED + 1}: {len(addresses)} addresses of {elf}, {deep} in inlined code")
     assert deep > 20
+
+
+def test_debug_information_is_read_once_per_version(built: None, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The views of one profile (each of profconv's formats filters the profile first, so
+    each finds its lines anew) read a binary's line table once; a rebuilt binary (another
+    size or time) is read again."""
+    build = tmp_path / "build"
+    (build / "user").mkdir(parents=True)
+    for name in ("_primes.elf", "_primes.sym"):
+        shutil.copy2(BUILD / "user" / name, build / "user" / name)
+    reads: list[Path] = []
+
+    class Counted(lines.LineTable):
+        def __init__(self, path: Path, root: Path) -> None:
+            reads.append(path)
+            super().__init__(path, root)
+
+    monkeypatch.setattr(lines, "LineTable", Counted)
+    symbols = lines.SymbolTable((build / "user" / "_primes.sym").read_bytes())
+    address, _, _ = next(e for e in symbols.entries if e[2] == "is_prime")
+    profile = model.loads(json.dumps([{"pid": 3, "comm": "primes", "timestamp": 1, "samples": [
+        {"address": address, "symbol": "is_prime", "kernel": False}]}]))
+    first = [lines.for_profile(view, build).line(view.samples[0], 0)
+             for view in (profile, profile.of_cpu("on"), profile.of_cpu("both"))]
+    assert first[0] is not None and first.count(first[0]) == 3, first
+    assert len(reads) == 1, reads
+    elf = build / "user" / "_primes.elf"
+    os.utime(elf, ns=(elf.stat().st_atime_ns, elf.stat().st_mtime_ns + 1_000_000_000))
+    assert lines.for_profile(profile, build).line(profile.samples[0], 0) == first[0]
+    assert len(reads) == 2, reads
