@@ -336,7 +336,7 @@ class Sources:
                                   "again")
                 continue
             try:
-                table = LineTable(elf, self.root)
+                table = line_table(elf, self.root)
             except (OSError, ValueError) as err:
                 self.notes.append(f"no source lines for {what}: {elf}: {err}")
                 continue
@@ -392,6 +392,23 @@ class Sources:
     def found(self) -> bool:
         """Whether any binary gave lines."""
         return bool(self._tables)
+
+
+# Line tables already read, by file (with its size and time, so a rebuilt binary is read
+# again) and source root: the views of one profile each find their lines (profconv's
+# formats filter the profile first, so they do not share one Sources), and reading the
+# kernel's debug information is most of what a view costs.
+_line_tables: Dict[Tuple[str, int, int, str], LineTable] = {}
+
+
+def line_table(path: Path, root: Path) -> LineTable:
+    """LineTable(path, root), read once for each version of the file."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size, str(root))
+    table = _line_tables.get(key)
+    if table is None:
+        table = _line_tables[key] = LineTable(path, root)
+    return table
 
 
 def default_build() -> Path:
