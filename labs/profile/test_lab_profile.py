@@ -651,6 +651,10 @@ def test_names_after_clear(shared: Machine) -> None:
     fresh_profile(shared, NAMES_RATE)
     with jobs.running(shared, "spin") as pid:
         switch(shared, pid, True)
+        # Past its exec, so that the samples after the clear are all of spin (not of the
+        # shell it was forked from, nor "?" from inside exec: a starved host's disk once kept
+        # spin in exec beyond the first five samples).
+        jobs.wait_past_exec(shared, pid, "spin")
         wait_for_samples(shared, 5)
         clear(shared)
         wait_for_samples(shared, ENOUGH_NAMES)
