@@ -423,9 +423,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile | str]
                 data = export_disk.copy_out(m, image, "/proc/profile")
                 these = pc.parse_profile(data.decode("ascii", "replace"))
                 samples += these
-                run = Hostile(pids, samples, "")
                 if (not any(s.get("comm") == "pbadfp" for s in these)
-                        or all(len(in_loop(run, k, loop)) >= LOOP_SAMPLES
+                        or all(len(in_loop(samples, pids[k], loop)) >= LOOP_SAMPLES
                                for k, loops in HOSTILE_LOOPS.items() for loop in loops)):
                     break
             m.assert_no_failures()
@@ -444,17 +443,17 @@ def hostile_of(run: Hostile | str) -> Hostile:
     return run
 
 
-def in_loop(run: Hostile, kind: str, loop: str) -> list[pc.Sample]:
-    """pbadfp `kind`'s user-mode samples whose pc is in the loop of `loop`."""
+def in_loop(samples: list[pc.Sample], pids: list[int], loop: str) -> list[pc.Sample]:
+    """The user-mode samples of pbadfp processes `pids` whose pc is in the loop of `loop`."""
     at = pc.loop_addresses("pbadfp", loop)
-    return [s for s in run.samples if s.get("pid") in run.pids[kind] and s["mode"] == "user"
+    return [s for s in samples if s.get("pid") in pids and s["mode"] == "user"
             and pc.user_frames(s) and pc.user_frames(s)[0]["address"] in at]
 
 
 def spinning(run: Hostile, kind: str, loop: str = "spin_with_fp") -> list[pc.Sample]:
     """pbadfp's samples taken in the loop of `loop`, where s0 holds what `kind` puts there
     (one taken at the function's first or last instructions sees the real frame pointer)."""
-    spins = in_loop(run, kind, loop)
+    spins = in_loop(run.samples, run.pids[kind], loop)
     mine = [s for s in run.samples if s.get("pid") in run.pids[kind]]
     assert len(spins) >= LOOP_SAMPLES, (
         f"pbadfp {kind} spins in {loop} much of the time, but only {len(spins)} of its "
